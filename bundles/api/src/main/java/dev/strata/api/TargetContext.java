@@ -1,0 +1,21 @@
+package dev.strata.api;
+
+import java.util.Map;
+
+/** What a {@link TargetFactory} gets to build a target. */
+public interface TargetContext {
+
+    /** The name of the mapped device the target is built for. */
+    String deviceName();
+
+    /** The arguments, as given by the user or the stored definition. Unmodifiable. */
+    Map<String, String> arguments();
+
+    /**
+     * A lower device named in the arguments (one of {@link TargetFactory#lowerDevices}).
+     * The target must not close it.
+     *
+     * @throws InvalidArgumentException if there is no such device
+     */
+    BlockDevice lowerDevice(String name);
+}

@@ -245,6 +245,7 @@ prep() {
 }
 
 unavailable() { # W S
+    RUN_NO=$((RUN_NO + REPS))
     record "$1" "$2" 0 "" "" "" "" "" "" "${SYS_NOTE[$2]:-not available}"
     progress "$1 $2: ${SYS_NOTE[$2]:-not available}"
 }
@@ -387,10 +388,10 @@ if wanted sweep; then
     done
 fi
 if wanted seqwrite-1m; then
-    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ io_workload seqwrite-1m "$JOBS/seqwrite-1m.fio" each no
+    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ BENCH_RUNTIME=$((RUNTIME * 3)) io_workload seqwrite-1m "$JOBS/seqwrite-1m.fio" each no
 fi
 if wanted seqwrite-64m; then
-    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ io_workload seqwrite-64m "$JOBS/seqwrite-64m.fio" each no
+    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ BENCH_RUNTIME=$((RUNTIME * 3)) io_workload seqwrite-64m "$JOBS/seqwrite-64m.fio" each no
 fi
 if wanted randread-4k; then
     BENCH_REGION=$READ_REGION BENCH_IO=$IO_BIG io_workload randread-4k "$JOBS/randread-4k.fio" once yes

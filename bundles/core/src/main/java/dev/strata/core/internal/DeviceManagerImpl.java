@@ -477,6 +477,13 @@ public final class DeviceManagerImpl implements DeviceManager {
         return out;
     }
 
+    /** For tests: the devices by name. */
+    Map<String, MappedDevice> devicesForTest() {
+        synchronized (structure) {
+            return new TreeMap<>(devices);
+        }
+    }
+
     /** The definition of one device. */
     public DeviceDefinition definition(String name) {
         return require(name).definition;

@@ -201,7 +201,7 @@ public final class TestTargets {
         }
     }
 
-    static final class ProbeTarget implements Target {
+    public static final class ProbeTarget implements Target {
         private final ProbeFactory f;
         private final byte[] data;
 
@@ -281,8 +281,11 @@ public final class TestTargets {
         }
 
         @Override
-        public void writeZeroes(long offset, long length, int flags) {
+        public void writeZeroes(long offset, long length, int flags) throws IOException {
             Requests.check(data.length, offset, length);
+            if ((flags & FAST_ZERO) != 0) {
+                throw new dev.strata.api.FastZeroUnsupportedException("probe");
+            }
             synchronized (data) {
                 java.util.Arrays.fill(data, (int) offset, (int) (offset + length), (byte) 0);
             }

@@ -44,6 +44,11 @@ public final class Export implements ExportView {
         return readOnly;
     }
 
+    @Override
+    public boolean canFastZero() {
+        return device.canFastZero();
+    }
+
     public BlockDevice device() {
         return device;
     }

@@ -11,4 +11,9 @@ public interface ExportView {
     long size();
 
     boolean readOnly();
+
+    /** Whether WRITE_ZEROES with FAST_ZERO can succeed (so SEND_FAST_ZERO is advertised). */
+    default boolean canFastZero() {
+        return false;
+    }
 }

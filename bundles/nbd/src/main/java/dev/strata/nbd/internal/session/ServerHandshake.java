@@ -142,7 +142,7 @@ public final class ServerHandshake {
         if (export == null) {
             throw new ProtocolException("EXPORT_NAME: no export '" + name + "'");
         }
-        int flags = TransmissionFlags.of(export.readOnly(), structured);
+        int flags = TransmissionFlags.of(export.readOnly(), structured, export.canFastZero());
         out.clear();
         out.putLong(export.size()).putShort((short) flags);
         if (!noZeroes) {
@@ -200,7 +200,7 @@ public final class ServerHandshake {
             replyError(opt, Nbd.REP_ERR_UNKNOWN, "no export '" + name + "'");
             return null;
         }
-        int flags = TransmissionFlags.of(export.readOnly(), structured);
+        int flags = TransmissionFlags.of(export.readOnly(), structured, export.canFastZero());
         out.clear();
         OptionCodec.infoExport(out, opt, export.size(), flags);
         OptionCodec.infoBlockSize(out, opt, Nbd.MIN_BLOCK, Nbd.PREFERRED_BLOCK, Nbd.MAX_BLOCK);

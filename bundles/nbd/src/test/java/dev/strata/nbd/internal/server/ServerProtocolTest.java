@@ -163,7 +163,7 @@ class ServerProtocolTest {
             assertTrue(info.contains("3:" + hex(ByteBuffer.allocate(14).putShort((short) Nbd.INFO_BLOCK_SIZE)
                     .putInt(512).putInt(4096).putInt(32 << 20).array())), info.toString());
             assertTrue(info.contains("3:" + hex(ByteBuffer.allocate(12).putShort((short) Nbd.INFO_EXPORT).putLong(SIZE)
-                    .putShort((short) TransmissionFlags.of(false, false)).array())), info.toString());
+                    .putShort((short) TransmissionFlags.of(false, false, false)).array())), info.toString());
             // transmission works after GO
             c.request(0, Nbd.CMD_FLUSH, 1, 0, 0, null);
             assertEquals(0, c.simple().error());
@@ -275,7 +275,7 @@ class ServerProtocolTest {
             c.option(Nbd.OPT_EXPORT_NAME, "disk".getBytes());
             ByteBuffer b = c.read(10 + 124);
             assertEquals(SIZE, b.getLong());
-            assertEquals(TransmissionFlags.of(false, false), b.getShort() & 0xffff);
+            assertEquals(TransmissionFlags.of(false, false, false), b.getShort() & 0xffff);
             c.request(0, Nbd.CMD_READ, 5, 0, 512, null);
             assertEquals(5, c.simple().cookie());
             c.read(512);
@@ -531,7 +531,15 @@ class ServerProtocolTest {
         MemoryDevice fast = new MemoryDevice(1 << 20, true);
         server.addExport("fast", "", fast, addr, false);
         try (RawClient c = client()) {
-            c.go("fast", false, false);
+            c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE);
+            c.option(Nbd.OPT_GO, RawClient.goData("fast"));
+            ByteBuffer d = c.optReply().buf();
+            d.getShort();
+            d.getLong();
+            assertTrue((d.getShort() & Nbd.FLAG_SEND_FAST_ZERO) != 0, "fast zero advertised");
+            while (c.optReply().type() != Nbd.REP_ACK) {
+                // block size info
+            }
             c.request(Nbd.CMD_FLAG_FAST_ZERO, Nbd.CMD_WRITE_ZEROES, 1, 0, 65536, null);
             assertEquals(new RawClient.Simple(0, 1), c.simple());
         }

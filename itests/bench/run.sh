@@ -130,7 +130,7 @@ if [ $QUICK -eq 1 ]; then
     IO_4K=16M IO_BIG=128M IO_SEQ=256M
     SWEEP_BS="16k 64k"
     WB_REGION=8M WB_IO=4M
-    COLD_FILL=256M COLD_BS=64k
+    COLD_FILL=384M COLD_BS=64k
 else
     MODE=full
     SLOW_SIZE=4G FILE_SIZE=4G CACHE_SIZE=4G
@@ -208,6 +208,8 @@ fi
     echo "qemu_nbd=$(qemu-nbd --version | head -1)"
     echo "java=$(java -version 2>&1 | head -1)"
     echo "slow=$(slow_cmd PORT)"
+    echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
+    echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
     echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s"
 } >"$RESULTS/meta.properties"
 

@@ -29,13 +29,13 @@ server_alive() { local p=${PGIDS[$1]:-}; [ -n "$p" ] && kill -0 "$p" 2>/dev/null
 stop_server() {
     local name=$1 sig=${2:-TERM} p=${PGIDS[$1]:-} i
     [ -n "$p" ] || return 0
-    kill -s "$sig" -- "-$p" 2>/dev/null
+    kill -s "$sig" -- "-$p" 2>/dev/null || kill -s "$sig" "$p" 2>/dev/null
     for ((i = 0; i < 100; i++)); do
         kill -0 -- "-$p" 2>/dev/null || break
         sleep 0.1
     done
     kill -s KILL -- "-$p" 2>/dev/null
-    wait "$p" 2>/dev/null
+    { wait "$p"; } 2>/dev/null  # (the braces keep bash's "Killed" job notice quiet)
     unset "PGIDS[$name]"
     sed -i "/^$p\$/d" "$STATE_DIR/pgids" 2>/dev/null
     return 0

@@ -50,20 +50,22 @@ strata_start() {
 # shell printed an error for it or did not finish in time. Its output is in STRATA_OUT.
 STRATA_OUT=""
 strata_cmd() {
-    local line=$1 limit=${2:-120} marker start deadline t0
+    local line=$1 limit=${2:-120} marker start t0 i=0
     t0=$(now_ms)
     STRATA_SEQ=$((STRATA_SEQ + 1))
     marker="BENCHDONE${STRATA_SEQ}X"
-    start=$(wc -l <"$LOGS/strata.log")
+    start=$(stat -c %s "$LOGS/strata.log")
     printf '%s\necho %s\n' "$line" "$marker" >&"$STRATA_FD"
-    deadline=$(($(date +%s) + limit))
+    local deadline=$((SECONDS + limit))
     # The shell prints its prompt ("strata> ") before each result; input is not echoed.
-    while ! tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -qE "(^|[>!] )$marker\$"; do
-        if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
-        if [ "$(date +%s)" -ge "$deadline" ]; then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
-        sleep 0.05
+    while ! tail -c "+$((start + 1))" "$LOGS/strata.log" | grep -qE "(^|[>!] )${marker}[[:space:]]*\$"; do
+        if ((++i % 20 == 0)); then
+            if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
+            if ((SECONDS >= deadline)); then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
+        fi
+        sleep 0.02
     done
-    STRATA_OUT=$(tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
+    STRATA_OUT=$(tail -c "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
     printf '%s\t%6d ms\t%s\t%s\n' "$(date -u +%T)" $(($(now_ms) - t0)) "$line" "$(head -n 1 <<<"$STRATA_OUT")" >>"$LOGS/strata-commands.log"
     # The shell reports a failed command as "gogo: SomeException: message".
     if grep -qE '^(gogo: |error: )' <<<"$STRATA_OUT"; then

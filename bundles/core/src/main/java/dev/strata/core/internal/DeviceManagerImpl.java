@@ -108,6 +108,8 @@ public final class DeviceManagerImpl implements DeviceManager {
     private volatile Settings settings = Settings.defaults();
     private volatile DefinitionStore store;
     private volatile boolean stopped;
+    private final java.util.concurrent.atomic.AtomicBoolean stopOnce = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile BundleContext context;
 
     @Reference
     ConfigurationAdmin configAdmin;
@@ -139,6 +141,7 @@ public final class DeviceManagerImpl implements DeviceManager {
     @Activate
     void activate(BundleContext context, Config config) {
         settings = Settings.of(config.gate_timeout_seconds(), config.detach_wait_seconds());
+        this.context = context;
         ConfigAdminStore cm = new ConfigAdminStore(configAdmin, this);
         store = cm;
         configAdminStore = cm;
@@ -184,6 +187,16 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     void unbindFactory(ServiceReference<TargetFactory> ref, TargetFactory factory) {
+        if (frameworkStopping()) {
+            // Everything goes away: close every device top-down now, while this factory and
+            // the ones below are still there, rather than waiting at gates for factories that
+            // will never return.
+            if (!stopOnce.get()) {
+                LOG.info("the framework is stopping: closing every device top-down");
+            }
+            stop();
+            return;
+        }
         FactoryEntry entry = null;
         synchronized (structure) {
             for (List<FactoryEntry> list : factories.values()) {
@@ -196,6 +209,18 @@ public final class DeviceManagerImpl implements DeviceManager {
         }
         if (entry != null) {
             removeFactory(entry);
+        }
+    }
+
+    private boolean frameworkStopping() {
+        BundleContext c = context;
+        if (c == null) {
+            return false;
+        }
+        try {
+            return c.getBundle(0).getState() == org.osgi.framework.Bundle.STOPPING;
+        } catch (IllegalStateException e) {
+            return true;
         }
     }
 
@@ -1285,6 +1310,9 @@ public final class DeviceManagerImpl implements DeviceManager {
      * in-flight I/O drained, target closed). Definitions stay stored.
      */
     public void stop() {
+        if (!stopOnce.compareAndSet(false, true)) {
+            return;
+        }
         stopped = true;
         storeLane.shutdownNow();
         executor.shutdownNow();
@@ -1299,6 +1327,13 @@ public final class DeviceManagerImpl implements DeviceManager {
             all = new ArrayList<>(devices.values());
             Map<String, Integer> heights = heights();
             all.sort(Comparator.comparing((MappedDevice d) -> heights.getOrDefault(d.name, 0)).reversed());
+        }
+        // a device without a target will not get one any more: requests waiting at its gate
+        // (also those of the devices above, closing now) fail at once instead of at the deadline
+        for (MappedDevice d : all) {
+            if (d.target == null) {
+                d.gate.shut("the device manager stopped");
+            }
         }
         for (MappedDevice d : all) {
             boolean locked = false;

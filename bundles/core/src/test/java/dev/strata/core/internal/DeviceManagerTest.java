@@ -458,4 +458,22 @@ class DeviceManagerTest {
         m.resume("disk0");
         assertEquals(DeviceState.ACTIVE, m.info("disk0").orElseThrow().state());
     }
+
+    @Test
+    void stoppingDoesNotWaitForATargetThatWillNotReturn() throws Exception {
+        m.settings(Settings.of(600, 30));
+        disk("disk0", MIB);
+        m.create("part0", "linear", args("device", "disk0"));
+        DeviceHandle h = m.open("part0", "t");
+        m.removeFactory(fileEntry);
+        Future<?> waiting = pool.submit(() -> {
+            h.read(0, ByteBuffer.allocate(512));
+            return null;
+        });
+        GateTest.await(() -> m.devicesForTest().get("disk0").gate.waiting() == 1, "a request at the gate");
+        Future<?> stopping = pool.submit(() -> m.stop());
+        stopping.get(60, TimeUnit.SECONDS); // far below the 600 s gate deadline
+        Exception e = assertThrows(Exception.class, () -> waiting.get(60, TimeUnit.SECONDS));
+        assertTrue(e.getCause().getMessage().contains("the device manager stopped"), e.getCause().getMessage());
+    }
 }

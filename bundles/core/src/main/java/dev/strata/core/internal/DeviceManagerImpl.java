@@ -524,14 +524,14 @@ public final class DeviceManagerImpl implements DeviceManager {
         m.put("block_size", Integer.toString(d.blockSize));
         m.put("in_flight", Long.toString(d.gate.inFlight()));
         m.put("waiting", Integer.toString(d.gate.waiting()));
-        m.put("reads", Long.toString(d.reads.sum()));
-        m.put("writes", Long.toString(d.writes.sum()));
-        m.put("read_bytes", Long.toString(d.readBytes.sum()));
-        m.put("written_bytes", Long.toString(d.writtenBytes.sum()));
-        m.put("flushes", Long.toString(d.flushes.sum()));
-        m.put("discards", Long.toString(d.discards.sum()));
-        m.put("write_zeroes", Long.toString(d.zeroes.sum()));
-        m.put("errors", Long.toString(d.errors.sum()));
+        m.put("io_reads", Long.toString(d.reads.sum()));
+        m.put("io_writes", Long.toString(d.writes.sum()));
+        m.put("io_read_bytes", Long.toString(d.readBytes.sum()));
+        m.put("io_written_bytes", Long.toString(d.writtenBytes.sum()));
+        m.put("io_flushes", Long.toString(d.flushes.sum()));
+        m.put("io_discards", Long.toString(d.discards.sum()));
+        m.put("io_write_zeroes", Long.toString(d.zeroes.sum()));
+        m.put("io_errors", Long.toString(d.errors.sum()));
         String waitingFor = d.waitingFor;
         if (d.target == null && waitingFor != null) {
             m.put("waiting_for", waitingFor);
@@ -545,7 +545,7 @@ public final class DeviceManagerImpl implements DeviceManager {
             try {
                 Map<String, String> ts = t.status();
                 if (ts != null) {
-                    ts.forEach((k, v) -> m.putIfAbsent(k, v));
+                    ts.forEach((k, v) -> m.put(m.containsKey(k) ? "target_" + k : k, v));
                 }
             } catch (RuntimeException e) {
                 m.put("status_error", String.valueOf(e.getMessage()));

@@ -127,8 +127,8 @@ class DeviceManagerTest {
             part.flush();
             assertArrayEquals(pattern(4096, 1).array(), read(disk, MIB + 8192, 4096));
         }
-        assertEquals("1", m.status("part0").get("writes"));
-        assertEquals("4096", m.status("disk0").get("written_bytes"));
+        assertEquals("1", m.status("part0").get("io_writes"));
+        assertEquals("4096", m.status("disk0").get("io_written_bytes"));
     }
 
     // ---------------------------------------------------------------- bad input changes nothing
@@ -253,6 +253,11 @@ class DeviceManagerTest {
         waiting.get(30, TimeUnit.SECONDS);
         assertTrue(done.get());
         assertEquals(1, probes.resumes.get());
+        Map<String, String> st = m.status("p");
+        assertEquals("active", st.get("state"), "the device's own keys come first");
+        assertEquals("probing", st.get("target_state"), "a colliding target key is kept under target_");
+        assertEquals("1048576", st.get("probe_bytes"));
+        assertEquals("2", st.get("io_writes"));
         assertArrayEquals(pattern(512, 2).array(), read(h, 512, 512));
         h.close();
     }

@@ -145,6 +145,7 @@ public final class DeviceManagerImpl implements DeviceManager {
         ConfigAdminStore cm = new ConfigAdminStore(configAdmin, this);
         store = cm;
         configAdminStore = cm;
+        loadStored();
         cm.register(context);
         LOG.info("device manager started (gate timeout {} s)", TimeUnit.NANOSECONDS.toSeconds(settings.gateTimeoutNanos()));
     }
@@ -792,6 +793,46 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     // ------------------------------------------------------------------ definitions from the store
+
+    /**
+     * Loads every stored definition and builds, on the calling thread and in dependency order,
+     * every device whose factory and lower devices are there; the others wait (and are built in
+     * the background when what they need appears). Called at activation, so that the stack is
+     * up when the service is, as far as the factories already registered allow.
+     */
+    public void loadStored() {
+        try {
+            for (String key : store.keys()) {
+                applyStored(key);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("could not load the stored device definitions", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        boolean progress = true;
+        while (progress && !stopped) {
+            progress = false;
+            List<MappedDevice> waiting = new ArrayList<>();
+            synchronized (structure) {
+                for (MappedDevice d : devices.values()) {
+                    if (d.target == null && !d.removed && !d.creating) {
+                        waiting.add(d);
+                    }
+                }
+            }
+            for (MappedDevice d : waiting) {
+                try {
+                    reconcile(d);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                progress |= d.target != null;
+            }
+        }
+    }
 
     /** A stored definition appeared or changed (also the echo of the manager's own writes). */
     public Future<?> definitionChanged(String key) {

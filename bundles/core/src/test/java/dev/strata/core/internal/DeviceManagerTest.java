@@ -408,6 +408,22 @@ class DeviceManagerTest {
     }
 
     @Test
+    void loadStoredBuildsTheStackOnTheCallingThread() throws Exception {
+        disk("base", 4 * MIB);
+        m.create("mid", "linear", args("device", "base", "offset", "1M"));
+        m.create("top", "linear", args("device", "mid", "offset", "1M"));
+        List<DeviceDefinition> before = m.definitions();
+        m.stop();
+        m = new DeviceManagerImpl(store, Settings.of(60, 30));
+        m.addFactory(TestTargets.entry(new LinearTargetFactory(), "linear"));
+        m.addFactory(TestTargets.entry(files, "tfile"));
+        m.loadStored(); // keys come newest first: top, mid, base
+        m.list().forEach(d -> assertEquals(DeviceState.ACTIVE, d.state(), d.name()));
+        assertEquals(before, m.definitions());
+        assertEquals(2 * MIB, m.info("top").orElseThrow().size());
+    }
+
+    @Test
     void externalDefinitionsCreateAndDeleteDevices() throws Exception {
         String key = store.putExternal(new DeviceDefinition("ext", "tfile",
                 args("path", dir.resolve("ext.img").toString(), "size", "1M")));

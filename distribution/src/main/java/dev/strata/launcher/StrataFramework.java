@@ -397,9 +397,10 @@ final class StrataFramework {
         if (fw == null || (fw.getState() & (Bundle.STARTING | Bundle.ACTIVE | Bundle.STOPPING)) == 0) {
             return;
         }
-        if (!stopping.get()) {
-            signalled.set(true);
+        if (stopping.get()) {
+            return; // the main thread is stopping the framework and decides the exit status
         }
+        signalled.set(true);
         boolean clean = stop();
         // the JVM's own exit status for a signal is 128+n; a daemon or shell asked to stop did its job
         if (options.daemon || options.interactive()) {

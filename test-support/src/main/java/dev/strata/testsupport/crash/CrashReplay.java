@@ -193,7 +193,8 @@ public final class CrashReplay {
         for (int i = 0; i < images.size(); i++) {
             devices.add(CrashableDevice.ofImage(specs.get(i).name(), images.get(i), specs.get(i).blockSize()));
         }
-        String where = subject.name() + ": crash point after log entry " + (at - 1) + " of " + entries.size()
+        String where = subject.name() + ": crash point " + (at == 0 ? "before the first log entry" : "after log entry " + (at - 1))
+                + " of " + entries.size()
                 + (p.last() == null ? "" : " (" + p.last() + ")") + ", image " + mode.label() + ", request in flight: " + inFlightOp;
         try {
             subject.checkOffline(devices);

@@ -390,6 +390,64 @@ public abstract class BlockDeviceContract {
         verifyAgainstModel();
     }
 
+    // ------------------------------------------------------------------ random operations against a model
+
+    /**
+     * A seeded random sequence of writes (some FUA), reads, flushes, writeZeroes and discards,
+     * every read checked against a model. A discarded sector may read as its old data or as
+     * zeroes until it is written or zeroed again.
+     */
+    @Test
+    void randomOperationsAgreeWithAModel() throws IOException {
+        long size = device.size();
+        int sectors = (int) (size / SECTOR);
+        boolean[] maybeZero = new boolean[sectors];
+        SplittableRandom rnd = new SplittableRandom(42);
+        for (int i = 0; i < 400; i++) {
+            int n = 1 + (rnd.nextInt(4) == 0 ? rnd.nextInt(512) : rnd.nextInt(24));
+            int first = rnd.nextInt(sectors - n + 1);
+            long off = (long) first * SECTOR;
+            int len = n * SECTOR;
+            int op = rnd.nextInt(20);
+            if (op < 9) {
+                writeBytes(off, pattern(100_000L + i, len), op == 0 ? BlockDevice.FUA : 0);
+                Arrays.fill(maybeZero, first, first + n, false);
+            } else if (op < 16) {
+                byte[] got = readBytes(off, len);
+                for (int s = 0; s < n; s++) {
+                    int at = (first + s) * SECTOR;
+                    int in = s * SECTOR;
+                    if (Arrays.equals(got, in, in + SECTOR, model, at, at + SECTOR)) {
+                        continue;
+                    }
+                    if (maybeZero[first + s] && isZero(got, in, SECTOR)) {
+                        continue;
+                    }
+                    fail("operation " + i + ": sector " + (first + s) + " (offset " + at + ") reads wrong data");
+                }
+            } else if (op == 16) {
+                device.flush();
+            } else if (op < 19) {
+                device.writeZeroes(off, len, rnd.nextBoolean() ? BlockDevice.NO_HOLE : 0);
+                zeroModel(off, len);
+                Arrays.fill(maybeZero, first, first + n, false);
+            } else {
+                device.discard(off, len);
+                Arrays.fill(maybeZero, first, first + n, true);
+            }
+        }
+        for (int s = 0; s < sectors; s++) { // settle discarded sectors to what they read now
+            if (maybeZero[s]) {
+                byte[] got = readBytes((long) s * SECTOR, SECTOR);
+                if (!isZero(got, 0, SECTOR) && !Arrays.equals(got, 0, SECTOR, model, s * SECTOR, (s + 1) * SECTOR)) {
+                    fail("discarded sector " + s + " holds neither its old data nor zeroes");
+                }
+                System.arraycopy(got, 0, model, s * SECTOR, SECTOR);
+            }
+        }
+        verifyAgainstModel();
+    }
+
     // ------------------------------------------------------------------ ByteBuffer handling
 
     @Test

@@ -7,7 +7,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** An in-memory {@link DefinitionStore}; it can be told to fail, and keeps its contents across managers. */
-final class MemStore implements DefinitionStore {
+public final class MemStore implements DefinitionStore {
     private final Map<String, DeviceDefinition> byKey = new LinkedHashMap<>();
     private final AtomicInteger next = new AtomicInteger();
     volatile boolean failSaves;
@@ -38,7 +38,7 @@ final class MemStore implements DefinitionStore {
         return Optional.ofNullable(byKey.get(key));
     }
 
-    synchronized Map<String, DeviceDefinition> snapshot() {
+    public synchronized Map<String, DeviceDefinition> snapshot() {
         return new LinkedHashMap<>(byKey);
     }
 

@@ -21,11 +21,11 @@ import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 
 /** Small leaf targets for the manager's tests. */
-final class TestTargets {
+public final class TestTargets {
     private TestTargets() {
     }
 
-    static FactoryEntry entry(TargetFactory f, String type) {
+    public static FactoryEntry entry(TargetFactory f, String type) {
         return new FactoryEntry(type, f, "test." + type, "1.0.0", 0, ID.incrementAndGet());
     }
 
@@ -36,7 +36,7 @@ final class TestTargets {
      * Counts the targets it opened and closed. {@code fail=true} makes create fail (a broken
      * version of the bundle).
      */
-    static final class FileFactory implements TargetFactory {
+    public static final class FileFactory implements TargetFactory {
         final AtomicInteger opened = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
 
@@ -169,7 +169,7 @@ final class TestTargets {
      * {@code probe size=…}: memory-backed; while {@link #hold} is armed every read and write
      * counts down {@link #entered} and waits for {@link #release}.
      */
-    static final class ProbeFactory implements TargetFactory {
+    public static final class ProbeFactory implements TargetFactory {
         volatile CountDownLatch entered = new CountDownLatch(0);
         volatile CountDownLatch release = new CountDownLatch(0);
         final AtomicInteger suspends = new AtomicInteger();
@@ -201,7 +201,7 @@ final class TestTargets {
         }
     }
 
-    static final class ProbeTarget implements Target {
+    public static final class ProbeTarget implements Target {
         private final ProbeFactory f;
         private final byte[] data;
 
@@ -281,8 +281,11 @@ final class TestTargets {
         }
 
         @Override
-        public void writeZeroes(long offset, long length, int flags) {
+        public void writeZeroes(long offset, long length, int flags) throws IOException {
             Requests.check(data.length, offset, length);
+            if ((flags & FAST_ZERO) != 0) {
+                throw new dev.strata.api.FastZeroUnsupportedException("probe");
+            }
             synchronized (data) {
                 java.util.Arrays.fill(data, (int) offset, (int) (offset + length), (byte) 0);
             }

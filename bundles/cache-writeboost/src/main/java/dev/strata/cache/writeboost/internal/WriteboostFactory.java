@@ -1,0 +1,92 @@
+package dev.strata.cache.writeboost.internal;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Target;
+import dev.strata.api.TargetArguments;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import dev.strata.api.WritebackController;
+import dev.strata.cache.writeboost.internal.io.Tunables;
+import dev.strata.cache.writeboost.internal.io.WriteboostCache;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+
+/**
+ * {@code writeboost backing=DEV cache=DEV [format=true] [buffers=N] [tunable=value…]}: builds
+ * (or reopens) a log-structured write cache. Writeback controllers are bound dynamically by name.
+ */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=writeboost")
+public final class WriteboostFactory implements TargetFactory {
+    static final Set<String> ALLOWED;
+
+    static {
+        Set<String> s = new HashSet<>(Tunables.KEYS);
+        s.add("backing");
+        s.add("cache");
+        s.add("format");
+        s.add("buffers");
+        ALLOWED = Set.copyOf(s);
+    }
+
+    private final Map<String, WritebackController> controllers = new ConcurrentHashMap<>();
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            service = WritebackController.class)
+    void addController(WritebackController c, Map<String, Object> props) {
+        Object n = props.get(WritebackController.NAME);
+        if (n != null) {
+            controllers.put(n.toString().toLowerCase(Locale.ROOT), c);
+        }
+    }
+
+    void removeController(WritebackController c, Map<String, Object> props) {
+        Object n = props.get(WritebackController.NAME);
+        if (n != null) {
+            controllers.remove(n.toString().toLowerCase(Locale.ROOT), c);
+        }
+    }
+
+    @Override
+    public String usage() {
+        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4] [writeback_threshold=70] "
+                + "[nr_max_batched_writeback=16] [update_record_interval=60] [sync_data_interval=5] "
+                + "[read_cache_threshold=0] [bypass_threshold=1M] [sequential_cutoff=4M] [write_around=false] "
+                + "[writeback.controller=modulator] [io_timeout_ms=60000]";
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        TargetArguments a = TargetArguments.of("writeboost", arguments, ALLOWED);
+        String backing = a.string("backing");
+        String cache = a.string("cache");
+        if (backing.equals(cache)) {
+            throw new InvalidArgumentException("writeboost: backing and cache are the same device ('" + backing
+                    + "'); use two devices");
+        }
+        return List.of(backing, cache);
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        Map<String, String> args = context.arguments();
+        List<String> lower = lowerDevices(args);
+        TargetArguments a = TargetArguments.of("writeboost", args, ALLOWED);
+        boolean format = a.bool("format", false);
+        int buffers = (int) a.number("buffers", 4, 2, 64);
+        Tunables t = Tunables.DEFAULTS.withAll(args);
+        BlockDevice backing = context.lowerDevice(lower.get(0));
+        BlockDevice cache = context.lowerDevice(lower.get(1));
+        return WriteboostCache.open(context.deviceName(), backing, cache, format, t,
+                WriteboostCache.Options.defaults().withBuffers(buffers), controllers::get);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.strata.cache.writeboost.internal.daemon;
+
+import dev.strata.cache.writeboost.internal.io.Clock;
+
+/**
+ * How busy the backing device is with foreground I/O: the share of wall time during which at
+ * least one foreground request was in flight, over the interval since the previous sample.
+ */
+public final class BusyMeter {
+    private final Clock clock;
+    private int inflight;
+    private long busySince;
+    private long busyNanos;
+    private long sampleStart;
+    private long sampleBusy;
+    private long ops;
+    private long sampleOps;
+    private long lastOpNanos;
+
+    public BusyMeter(Clock clock) {
+        this.clock = clock;
+        this.sampleStart = clock.nanoTime();
+        this.lastOpNanos = sampleStart;
+    }
+
+    public synchronized void begin() {
+        if (inflight++ == 0) {
+            busySince = clock.nanoTime();
+        }
+    }
+
+    public synchronized void end() {
+        long now = clock.nanoTime();
+        if (--inflight == 0) {
+            busyNanos += now - busySince;
+        }
+        ops++;
+        lastOpNanos = now;
+    }
+
+    /** Counts a foreground request that did not touch the backing device. */
+    public synchronized void op() {
+        ops++;
+        lastOpNanos = clock.nanoTime();
+    }
+
+    /** Busy percent and ops per second since the previous sample; starts a new interval. */
+    public synchronized long[] sample() {
+        long now = clock.nanoTime();
+        long busy = busyNanos + (inflight > 0 ? now - busySince : 0);
+        long span = Math.max(1, now - sampleStart);
+        long pct = Math.min(100, Math.max(0, (busy - sampleBusy) * 100 / span));
+        long rate = (ops - sampleOps) * 1_000_000_000L / span;
+        sampleStart = now;
+        sampleBusy = busy;
+        sampleOps = ops;
+        return new long[] {pct, rate, (now - lastOpNanos) / 1_000_000};
+    }
+}

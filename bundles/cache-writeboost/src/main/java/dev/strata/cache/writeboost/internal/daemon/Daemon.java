@@ -1,0 +1,119 @@
+package dev.strata.cache.writeboost.internal.daemon;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A background loop around one {@link Task}: run it while it finds work, otherwise wait on the
+ * owner's condition (signalled whenever the owner's state changes) for at most the idle interval.
+ * Tests leave daemons unstarted and call {@link Task#runOnce()} themselves.
+ */
+public final class Daemon {
+    private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+
+    /** One step of a daemon's work. */
+    @FunctionalInterface
+    public interface Task {
+        /** Does one unit of work; returns whether there was any (false: the loop waits). */
+        boolean runOnce() throws Exception;
+    }
+
+    private final String name;
+    private final Task task;
+    private final ReentrantLock lock;
+    private final Condition wake;
+    private final long idleNanos;
+    private volatile boolean stopping;
+    private Thread thread;
+
+    public Daemon(String name, Task task, ReentrantLock lock, Condition wake, long idleMillis) {
+        this.name = name;
+        this.task = task;
+        this.lock = lock;
+        this.wake = wake;
+        this.idleNanos = TimeUnit.MILLISECONDS.toNanos(idleMillis);
+    }
+
+    public synchronized void start() {
+        if (thread != null) {
+            return;
+        }
+        stopping = false;
+        thread = new Thread(this::loop, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void loop() {
+        long backoff = 0;
+        while (!stopping) {
+            boolean worked;
+            try {
+                worked = task.runOnce();
+                backoff = 0;
+            } catch (Throwable t) {
+                if (stopping) {
+                    break;
+                }
+                LOG.warn("{}: {}", name, t.toString());
+                worked = false;
+                backoff = Math.min(Math.max(backoff * 2, TimeUnit.MILLISECONDS.toNanos(50)), TimeUnit.SECONDS.toNanos(2));
+            }
+            if (!worked && !stopping) {
+                lock.lock();
+                try {
+                    if (!stopping) {
+                        wake.awaitNanos(Math.max(idleNanos, backoff));
+                    }
+                } catch (InterruptedException e) {
+                    break;
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Stops the loop and waits for its thread to end. */
+    public void stop() {
+        Thread t;
+        synchronized (this) {
+            t = thread;
+            thread = null;
+        }
+        if (t == null) {
+            return;
+        }
+        stopping = true;
+        lock.lock();
+        try {
+            wake.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(30));
+            if (t.isAlive()) {
+                t.interrupt();
+                t.join(TimeUnit.SECONDS.toMillis(5));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (t.isAlive()) {
+            LOG.error("{}: thread did not stop", name);
+        }
+    }
+
+    public boolean running() {
+        Thread t = thread;
+        return t != null && t.isAlive();
+    }
+
+    public String name() {
+        return name;
+    }
+}

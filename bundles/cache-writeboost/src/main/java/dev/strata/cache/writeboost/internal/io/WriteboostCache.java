@@ -1,0 +1,1989 @@
+package dev.strata.cache.writeboost.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.DeviceIOException;
+import dev.strata.api.DeviceTimeoutException;
+import dev.strata.api.FastZeroUnsupportedException;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Requests;
+import dev.strata.api.Target;
+import dev.strata.api.WritebackController;
+import dev.strata.cache.writeboost.internal.daemon.BusyMeter;
+import dev.strata.cache.writeboost.internal.daemon.Daemon;
+import dev.strata.cache.writeboost.internal.daemon.Modulator;
+import dev.strata.cache.writeboost.internal.format.Crc;
+import dev.strata.cache.writeboost.internal.format.FormatException;
+import dev.strata.cache.writeboost.internal.format.Layout;
+import dev.strata.cache.writeboost.internal.format.RecordHeader;
+import dev.strata.cache.writeboost.internal.format.Superblock;
+import dev.strata.cache.writeboost.internal.format.SuperblockRecord;
+import dev.strata.cache.writeboost.internal.index.CacheMap;
+import dev.strata.cache.writeboost.internal.recovery.Recovery;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The writeboost target: a log-structured write cache in front of a backing device.
+ *
+ * <h2>The log</h2>
+ * Writes are copied into the open record of the head segment's in-memory buffer and
+ * acknowledged. A record is sealed when it is full, on FLUSH/FUA, or by the periodic sync; the
+ * flusher writes sealed records to the cache device in order, each as one I/O (header and data
+ * together). Segments are numbered by a monotonically increasing segment id ({@code sid}); a
+ * segment's slot on the device is {@code sid % segmentCount}; its buffer is {@code sid % buffers}.
+ * Progress is a handful of monotonically increasing ids:
+ * <pre>
+ *   reclaimSid  &lt;=  recordedLwb  &lt;=  lwb  &lt;  ...  completedSid  &lt;=  headSid
+ *   (may be reused)  (on disk)     (written back)       (all records written)  (being filled)
+ *   lastFlushedId  &lt;=  lastWrittenId  &lt;=  lastSealedId  &lt;  nextRecordId
+ * </pre>
+ *
+ * <h2>Locking rules</h2>
+ * <ul>
+ * <li>{@code lock} guards all of the state above, the {@link CacheMap}, the sealed queue, the
+ * per-segment arrays and the in-flight bypass and writeback sets. Nothing does device I/O while
+ * holding it; only memory copies to and from the buffers happen under it.</li>
+ * <li>{@code recordLock} serialises superblock record updates; {@code flushLock} serialises device
+ * flushes (group commit). Order: recordLock, then flushLock, then lock. A thread holding
+ * {@code lock} takes neither of the others.</li>
+ * <li>Sealed parts of a buffer are immutable until the buffer is recycled; the open record is
+ * changed only under {@code lock}. Buffers are only accessed with absolute indices.</li>
+ * <li>A cache location read from the device is valid only if its segment's generation
+ * ({@code segGen}) is unchanged after the read (reuse bumps it first).</li>
+ * <li>Every wait has a deadline ({@code io_timeout_ms}) and ends in {@link DeviceTimeoutException}.</li>
+ * </ul>
+ *
+ * <h2>Order rules on disk</h2>
+ * Data and header of a record are written and waited for, then the cache device is flushed, and
+ * only then is anything written that refers to them (a later header's durable id, the superblock
+ * record). Written-back data is flushed on the backing device before a segment counts as written
+ * back. A record that invalidates cached blocks (after a bypass write) is written only after the
+ * bypassed data is flushed on the backing device. No location is rewritten before its segment is
+ * written back and a durable superblock record says it is reclaimed.
+ */
+public final class WriteboostCache implements Target {
+    private static final Logger LOG = LoggerFactory.getLogger(WriteboostCache.class);
+    static final int SB = Layout.SEGMENT_BLOCKS;
+    static final int BS = Layout.BLOCK;
+
+    /** Construction options that are not runtime tunables (tests and benchmarks). */
+    public record Options(Clock clock, int buffers, boolean backgroundWriteback, boolean backgroundRecordUpdates,
+            boolean backgroundSync, boolean sortedWriteback) {
+        public static Options defaults() {
+            return new Options(Clock.SYSTEM, 4, true, true, true, true);
+        }
+
+        public Options withBuffers(int n) {
+            return new Options(clock, n, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+        }
+
+        public Options manual() {
+            return new Options(clock, buffers, false, false, false, sortedWriteback);
+        }
+
+        public Options withClock(Clock c) {
+            return new Options(c, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+        }
+
+        public Options unsorted() {
+            return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, false);
+        }
+
+        public Options withBackgroundWriteback(boolean on) {
+            return new Options(clock, buffers, on, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+        }
+    }
+
+    /** A sealed record waiting for the flusher (or a segment-complete marker when {@code span == 0}). */
+    private static final class Sealed {
+        final long id;
+        final long sid;
+        final int start;
+        final int span;
+        final int entries;
+        final int data;
+        final boolean pad;
+        final boolean needsBackingFlush;
+
+        Sealed(long id, long sid, int start, int span, int entries, int data, boolean pad, boolean needsBackingFlush) {
+            this.id = id;
+            this.sid = sid;
+            this.start = start;
+            this.span = span;
+            this.entries = entries;
+            this.data = data;
+            this.pad = pad;
+            this.needsBackingFlush = needsBackingFlush;
+        }
+
+        boolean marker() {
+            return span == 0;
+        }
+    }
+
+    // ---- immutable ----
+    private final String name;
+    private final BlockDevice backing;
+    private final BlockDevice cache;
+    private final Superblock sb;
+    private final long uuidHash;
+    private final int session;
+    private final int nSeg;
+    private final int nb;
+    private final ByteBuffer[] bufs;
+    private final CacheMap map;
+    private final long[] segSid;
+    private final long[] segLastId;
+    private final int[] segLastCrc;
+    private final int[] segGen;
+    private final Options options;
+    private final Clock clock;
+    private final Function<String, WritebackController> controllers;
+    private final long size;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ReentrantLock flushLock = new ReentrantLock();
+    private final ReentrantLock recordLock = new ReentrantLock();
+    private volatile Tunables tunables;
+
+    // ---- log state (guarded by lock) ----
+    private long headSid;
+    private int recStart;
+    private int recPos;
+    private int recEntries;
+    private int recData;
+    private boolean recNeedsBackingFlush;
+    private final int[] openEntryOfData = new int[Layout.MAX_DATA];
+    private long nextRecordId;
+    private long markerPushedFor = Long.MIN_VALUE;
+    private final ArrayDeque<Sealed> queue = new ArrayDeque<>();
+    private long lastSealedId;
+    private long lastWrittenId;
+    private long writtenEnd;
+    private long completedSid;
+    private long lwb;
+    private long lwbAnchorId;
+    private int lwbAnchorCrc;
+    private long recordedLwb;
+    private long reclaimSid;
+    private long reclaimAnchorId;
+    private int reclaimAnchorCrc;
+    private long recordSeq;
+    private long recordWanted = Long.MIN_VALUE;
+    private long dirty;
+    private boolean forceWriteback;
+    private int writersWaiting;
+    private IOException failure;
+    private final List<long[]> bypassRanges = new ArrayList<>();
+    private long[] wbBlocks = new long[0];
+    private int wbCount;
+    private long bypassCompleted;
+    private boolean suspended;
+    private boolean closed;
+
+    // ---- flusher-owned ----
+    private int lastHeaderCrc;
+    // ---- flush coordination ----
+    private final AtomicLong lastFlushedId = new AtomicLong();
+    private volatile long backingFlushedSeq;
+
+    // ---- sequential stream detection (guarded by streams) ----
+    private final long[] streamEnd = new long[8];
+    private final long[] streamLen = new long[8];
+    private int streamNext;
+
+    // ---- counters ----
+    private final LongAdder readHits = new LongAdder();
+    private final LongAdder readMisses = new LongAdder();
+    private final LongAdder readPartial = new LongAdder();
+    private final LongAdder writeHits = new LongAdder();
+    private final LongAdder writesCached = new LongAdder();
+    private final LongAdder blocksWritten = new LongAdder();
+    private final LongAdder bypassed = new LongAdder();
+    private final LongAdder flushes = new LongAdder();
+    private final LongAdder cacheFlushes = new LongAdder();
+    private final LongAdder writtenBackBlocks = new LongAdder();
+    private final LongAdder writebackBatches = new LongAdder();
+    private final LongAdder writebackWrites = new LongAdder();
+    private final LongAdder recordUpdates = new LongAdder();
+    private final LongAdder segmentsWritten = new LongAdder();
+    private final ConcurrentHistogram readLatency = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final ConcurrentHistogram writeLatency = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final ConcurrentHistogram flushLatency = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final BusyMeter busy;
+    private volatile long wbRateBlocksPerSec;
+    private volatile String lastWritebackError = "";
+    private long lastRecordUpdateNanos;
+    private long lastSyncNanos;
+    private final Recovery.Result recovered;
+
+    // ---- daemons ----
+    private final Daemon flusher;
+    private final Daemon writeback;
+    private final Daemon recordUpdater;
+    private final Daemon dataSync;
+
+    // ------------------------------------------------------------------------------------------
+    // opening
+
+    /**
+     * Opens (formatting a blank device, or any device when {@code format} is true and it does not
+     * hold a valid writeboost cache for this backing device) and recovers a cache.
+     *
+     * @throws InvalidArgumentException for unusable devices; nothing has been written then
+     */
+    public static WriteboostCache open(String name, BlockDevice backing, BlockDevice cache, boolean format,
+            Tunables tunables, Options options, Function<String, WritebackController> controllers)
+            throws IOException {
+        if (backing == cache) {
+            throw new InvalidArgumentException("writeboost: backing and cache are the same device; use two devices");
+        }
+        if (cache.size() < Layout.MIN_CACHE_SIZE) {
+            throw new InvalidArgumentException("writeboost: the cache device has " + cache.size() + " bytes; at least "
+                    + Layout.MIN_CACHE_SIZE + " (17M) are needed");
+        }
+        if (backing.size() % BS != 0) {
+            throw new InvalidArgumentException("writeboost: the backing device's size (" + backing.size()
+                    + " bytes) is not a multiple of 4096");
+        }
+        if (options.buffers() < 2 || options.buffers() > 64) {
+            throw new InvalidArgumentException("writeboost: buffers=" + options.buffers() + " is out of range; allowed 2 to 64");
+        }
+        ByteBuffer block = ByteBuffer.allocate(BS);
+        cache.read(Layout.SUPERBLOCK_OFFSET, block);
+        Superblock sb;
+        SuperblockRecord rec = null;
+        try {
+            sb = Superblock.decode(block);
+            if (sb.usedBytes() > cache.size()) {
+                throw new FormatException(FormatException.Kind.CORRUPT, "the cache device's superblock describes "
+                        + sb.usedBytes() + " bytes but the device has " + cache.size());
+            }
+            if (sb.backingSize() != backing.size()) {
+                throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to a backing device of "
+                        + sb.backingSize() + " bytes, not this one (" + backing.size() + " bytes)");
+            }
+            rec = readRecord(cache, sb.uuidHash());
+            if (rec == null) {
+                throw new FormatException(FormatException.Kind.CORRUPT, "both superblock record slots of the cache device are corrupt");
+            }
+        } catch (FormatException e) {
+            if (e.kind() != FormatException.Kind.BLANK && !format) {
+                throw new InvalidArgumentException("writeboost: " + e.getMessage()
+                        + "; pass format=true to format it (its contents are lost)");
+            }
+            long segs = Math.min((cache.size() - Layout.FIRST_SEGMENT_OFFSET) / Layout.SEGMENT_SIZE,
+                    Integer.MAX_VALUE / SB);
+            sb = Superblock.create(segs, UUID.randomUUID(), backing.size(), System.currentTimeMillis());
+            rec = SuperblockRecord.initial(sb.uuidHash());
+            formatDevice(cache, sb, rec);
+            LOG.info("{}: formatted the cache device: {} segments of 1 MiB", name, segs);
+        }
+        return new WriteboostCache(name, backing, cache, sb, rec, tunables, options, controllers);
+    }
+
+    private static SuperblockRecord readRecord(BlockDevice cache, long uuidHash) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(BS);
+        cache.read(Layout.RECORD_SLOT_0, b);
+        SuperblockRecord r0 = SuperblockRecord.decode(b, uuidHash);
+        b.clear();
+        cache.read(Layout.RECORD_SLOT_1, b);
+        SuperblockRecord r1 = SuperblockRecord.decode(b, uuidHash);
+        return SuperblockRecord.newer(r0, r1);
+    }
+
+    private static void formatDevice(BlockDevice cache, Superblock sb, SuperblockRecord rec) throws IOException {
+        // record slots first, flushed, then the superblock: a stop half-way leaves no valid superblock
+        cache.write(rec.slotOffset(), rec.encode(), 0);
+        cache.write(Layout.RECORD_SLOT_1, ByteBuffer.allocate(BS), 0);
+        cache.flush();
+        cache.write(Layout.SUPERBLOCK_OFFSET, sb.encode(), 0);
+        cache.flush();
+    }
+
+    private WriteboostCache(String name, BlockDevice backing, BlockDevice cache, Superblock sb, SuperblockRecord rec,
+            Tunables tunables, Options options, Function<String, WritebackController> controllers) throws IOException {
+        this.name = name;
+        this.backing = backing;
+        this.cache = cache;
+        this.sb = sb;
+        this.uuidHash = sb.uuidHash();
+        this.session = ThreadLocalRandom.current().nextInt();
+        this.nSeg = (int) sb.segmentCount();
+        this.options = options;
+        this.clock = options.clock();
+        this.nb = options.buffers();
+        this.controllers = controllers;
+        this.tunables = tunables;
+        this.size = backing.size();
+        this.busy = new BusyMeter(clock);
+        int locations = nSeg * SB;
+        this.map = new CacheMap(locations, nSeg * Layout.MAX_DATA);
+        this.segSid = new long[nSeg];
+        Arrays.fill(segSid, -1);
+        this.segLastId = new long[nSeg];
+        this.segLastCrc = new int[nSeg];
+        this.segGen = new int[nSeg];
+        this.bufs = new ByteBuffer[nb];
+        for (int i = 0; i < nb; i++) {
+            bufs[i] = ByteBuffer.allocateDirect(Layout.SEGMENT_SIZE);
+        }
+        // recovery
+        long[] dirtyCount = {0};
+        Recovery.Result r = Recovery.run(cache, sb, rec, new Recovery.Sink() {
+            @Override
+            public void data(int loc, long block, int valid, boolean clean) {
+                if (block < 0 || block >= size / BS) {
+                    return;
+                }
+                map.put(block, loc, valid, clean);
+            }
+
+            @Override
+            public void invalidate(long block, long length) {
+                invalidateInMap(block, Math.min(block + length, size / BS));
+            }
+
+            @Override
+            public void record(long segmentId, int phys, long recordId, int headerCrc, boolean dirtyRegion) {
+                segSid[phys] = segmentId;
+                segLastId[phys] = recordId;
+                segLastCrc[phys] = headerCrc;
+            }
+        });
+        this.recovered = r;
+        lwb = rec.writtenBackSegment();
+        lwbAnchorId = rec.writtenBackLastRecordId();
+        lwbAnchorCrc = rec.writtenBackLastCrc();
+        recordedLwb = lwb;
+        reclaimSid = rec.reclaimedSegment();
+        reclaimAnchorId = rec.reclaimedLastRecordId();
+        reclaimAnchorCrc = rec.reclaimedLastCrc();
+        recordSeq = rec.sequence();
+        for (int p = 0; p < nSeg; p++) {
+            if (segSid[p] >= 0 && segSid[p] > lwb) {
+                for (int b = 1; b < SB; b++) {
+                    int loc = p * SB + b;
+                    if (map.owner(loc) >= 0 && !map.clean(loc)) {
+                        dirtyCount[0]++;
+                    }
+                }
+            }
+        }
+        dirty = dirtyCount[0];
+        nextRecordId = r.lastRecordId() + 1;
+        lastSealedId = r.lastRecordId();
+        lastWrittenId = r.lastRecordId();
+        lastHeaderCrc = r.lastHeaderCrc();
+        lastFlushedId.set(r.lastRecordId());
+        // position the head at the next record's place
+        long nextSid = r.nextSegment();
+        int nextStart = r.nextStart();
+        writtenEnd = nextSid * SB + nextStart;
+        if (nextStart == 0) {
+            // the next record starts a fresh segment: make the previous one the (complete) head
+            headSid = nextSid - 1;
+            recStart = SB;
+            recPos = SB;
+            completedSid = nextSid - 1;
+            markerPushedFor = headSid;
+        } else {
+            headSid = nextSid;
+            completedSid = nextSid - 1;
+            startRecordAt(nextStart);
+        }
+        lastRecordUpdateNanos = clock.nanoTime();
+        lastSyncNanos = lastRecordUpdateNanos;
+        cache.flush(); // what recovery read is what later records will claim as durable
+        String dev = name == null ? "writeboost" : name;
+        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000);
+        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100);
+        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000);
+        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000);
+        LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
+                dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
+        startDaemons();
+    }
+
+    private void startDaemons() {
+        flusher.start();
+        if (options.backgroundWriteback()) {
+            writeback.start();
+        }
+        if (options.backgroundRecordUpdates()) {
+            recordUpdater.start();
+        }
+        if (options.backgroundSync()) {
+            dataSync.start();
+        }
+    }
+
+    private void stopDaemons(boolean alsoFlusher) {
+        dataSync.stop();
+        recordUpdater.stop();
+        writeback.stop();
+        if (alsoFlusher) {
+            flusher.stop();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // geometry helpers
+
+    private long segOffset(int phys) {
+        return Layout.FIRST_SEGMENT_OFFSET + (long) phys * Layout.SEGMENT_SIZE;
+    }
+
+    private long locOffset(int loc) {
+        return Layout.FIRST_SEGMENT_OFFSET + (long) loc * BS;
+    }
+
+    private int phys(long sid) {
+        return (int) Math.floorMod(sid, (long) nSeg);
+    }
+
+    private boolean isDirty(int loc) {
+        return !map.clean(loc) && segSid[loc / SB] > lwb;
+    }
+
+    private boolean inBuffer(int loc) {
+        long sid = segSid[loc / SB];
+        return sid * SB + (loc % SB) >= writtenEnd;
+    }
+
+    private ByteBuffer bufferOf(int loc) {
+        return bufs[(int) Math.floorMod(segSid[loc / SB], (long) nb)];
+    }
+
+    private boolean inOpenRecord(int loc) {
+        return loc / SB == phys(headSid) && segSid[loc / SB] == headSid && recStart < SB && loc % SB > recStart
+                && loc % SB < recPos;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Target
+
+    @Override
+    public String type() {
+        return "writeboost";
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public int blockSize() {
+        return BS;
+    }
+
+    private void checkFailure() throws IOException {
+        IOException f = failure;
+        if (f != null) {
+            throw new DeviceIOException(name, -1, "the cache device failed earlier: " + f.getMessage(), f);
+        }
+        if (closed) {
+            throw new DeviceIOException(name, -1, "the writeboost target is closed");
+        }
+    }
+
+    private long deadline() {
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tunables.ioTimeoutMillis());
+    }
+
+    /** Waits on {@code changed} (lock held) until the deadline; throws on timeout, failure or interrupt. */
+    private void await(long deadline, String what) throws IOException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw new DeviceTimeoutException(name, -1, "timed out waiting for " + what);
+        }
+        try {
+            changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceIOException(name, -1, "interrupted while waiting for " + what);
+        }
+        if (failure != null) {
+            checkFailure();
+        }
+    }
+
+    private void fail(IOException e) {
+        lock.lock();
+        try {
+            if (failure == null) {
+                failure = e;
+                LOG.error("{}: cache device failed: {}", name, e.toString());
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // write path
+
+    @Override
+    public void write(long offset, ByteBuffer src, int flags) throws IOException {
+        int len = src.remaining();
+        Requests.check(size, offset, len);
+        checkFailure();
+        long t0 = System.nanoTime();
+        if (len > 0) {
+            Tunables t = tunables;
+            boolean bypass = t.writeAround() || (t.bypassThreshold() > 0 && len >= t.bypassThreshold())
+                    || sequential(offset, len, t.sequentialCutoff());
+            long a = (offset + BS - 1) & -BS;
+            long b = (offset + len) & -BS;
+            if (bypass && a < b) {
+                int base = src.position();
+                if (a > offset) {
+                    writeCached(offset, src.duplicate().limit(base + (int) (a - offset)));
+                }
+                ByteBuffer mid = src.duplicate().position(base + (int) (a - offset)).limit(base + (int) (b - offset));
+                bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, true, () -> backing.write(a, mid, 0));
+                if (b < offset + len) {
+                    writeCached(b, src.duplicate().position(base + (int) (b - offset)));
+                }
+                src.position(src.limit());
+            } else {
+                writeCached(offset, src);
+            }
+        }
+        if ((flags & FUA) != 0) {
+            flush();
+        }
+        record(writeLatency, t0);
+    }
+
+    private boolean sequential(long offset, int len, long cutoff) {
+        if (cutoff <= 0) {
+            return false;
+        }
+        synchronized (streamEnd) {
+            for (int i = 0; i < streamEnd.length; i++) {
+                if (streamEnd[i] == offset && streamLen[i] > 0) {
+                    streamEnd[i] = offset + len;
+                    streamLen[i] += len;
+                    return streamLen[i] > cutoff;
+                }
+            }
+            int i = streamNext;
+            streamNext = (i + 1) % streamEnd.length;
+            streamEnd[i] = offset + len;
+            streamLen[i] = len;
+            return len > cutoff;
+        }
+    }
+
+    /** An I/O on the backing device. */
+    @FunctionalInterface
+    private interface BackingOp {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs {@code op} on backing blocks {@code [from, to)} directly. While it runs, writeback
+     * does not touch those blocks; it waits for writeback already writing them. Afterwards, if
+     * {@code invalidate}, the cached copies are dropped and the drop is logged (in a record
+     * written only after the backing device is flushed).
+     */
+    private void bypass(long from, long to, boolean invalidate, BackingOp op) throws IOException {
+        long[] range = {from, to};
+        long deadline = deadline();
+        lock.lock();
+        try {
+            checkFailure();
+            bypassRanges.add(range);
+            while (writebackOverlaps(from, to)) {
+                try {
+                    await(deadline, "writeback of the blocks being bypassed");
+                } catch (IOException e) {
+                    bypassRanges.remove(range);
+                    changed.signalAll();
+                    throw e;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        boolean ok = false;
+        busy.begin();
+        try {
+            op.run();
+            ok = true;
+        } finally {
+            busy.end();
+            lock.lock();
+            try {
+                bypassRanges.remove(range);
+                if (ok) {
+                    if (invalidate) {
+                        invalidateLogged(from, to, deadline);
+                    }
+                    bypassCompleted++;
+                    bypassed.increment();
+                }
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private boolean writebackOverlaps(long from, long to) {
+        if (wbCount == 0) {
+            return false;
+        }
+        int i = Arrays.binarySearch(wbBlocks, 0, wbCount, from);
+        if (i < 0) {
+            i = -i - 1;
+        }
+        return i < wbCount && wbBlocks[i] < to;
+    }
+
+    private boolean bypassOverlaps(long block) {
+        for (int i = 0; i < bypassRanges.size(); i++) {
+            long[] r = bypassRanges.get(i);
+            if (block >= r[0] && block < r[1]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Drops cached copies of {@code [from, to)}; returns how many were dropped. Lock held. */
+    private long invalidateInMap(long from, long to) {
+        long dropped = 0;
+        if (map.size() == 0) {
+            return 0;
+        }
+        if (to - from <= (long) nSeg * SB) {
+            for (long b = from; b < to; b++) {
+                int loc = map.get(b);
+                if (loc >= 0) {
+                    if (isDirty(loc)) {
+                        dirty--;
+                    }
+                    map.remove(b);
+                    dropped++;
+                }
+            }
+        } else {
+            for (int loc = 0; loc < nSeg * SB; loc++) {
+                long b = map.owner(loc);
+                if (b >= from && b < to) {
+                    if (isDirty(loc)) {
+                        dirty--;
+                    }
+                    map.remove(b);
+                    dropped++;
+                }
+            }
+        }
+        return dropped;
+    }
+
+    /** Drops cached copies of {@code [from, to)} and logs INVALIDATE entries for them. Lock held. */
+    private void invalidateLogged(long from, long to, long deadline) throws IOException {
+        for (long c = from; c < to; c += RecordHeader.MAX_INVALIDATE_LENGTH) {
+            long e = Math.min(to, c + RecordHeader.MAX_INVALIDATE_LENGTH);
+            if (invalidateInMap(c, e) > 0) {
+                while (!hasEntryRoom()) {
+                    makeRoom(deadline);
+                }
+                ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
+                RecordHeader.putEntry(buf, recStart * BS, recEntries, c, 0, RecordHeader.ENTRY_INVALIDATE, (int) (e - c));
+                recEntries++;
+                recNeedsBackingFlush = true;
+            }
+        }
+    }
+
+    private boolean hasEntryRoom() {
+        return recStart < SB && recEntries < RecordHeader.MAX_ENTRIES;
+    }
+
+    private boolean hasDataRoom() {
+        return recStart < SB && recPos < SB && recData < Layout.MAX_DATA && recEntries < RecordHeader.MAX_ENTRIES;
+    }
+
+    /** Copies a write into the log. */
+    private void writeCached(long offset, ByteBuffer src) throws IOException {
+        int len = src.remaining();
+        if (len == 0) {
+            return;
+        }
+        long end = offset + len;
+        long first = offset >>> Layout.BLOCK_SHIFT;
+        long last = (end - 1) >>> Layout.BLOCK_SHIFT;
+        int srcBase = src.position();
+        long deadline = deadline();
+        ByteBuffer merge = null; // 4 KiB, for merging a partial block with its copy on the cache device
+        long b = first;
+        while (b <= last) {
+            int s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
+            int s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
+            int bits = ((1 << (s1 - s0)) - 1) << s0;
+            int srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
+            int needRead = -1;
+            int needGen = 0;
+            lock.lock();
+            try {
+                checkFailure();
+                // fast loop: as many blocks as fit without waiting or reading
+                while (b <= last) {
+                    s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
+                    s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
+                    bits = ((1 << (s1 - s0)) - 1) << s0;
+                    srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
+                    int r = appendBlock(b, bits, src, srcIndex, s0, s1, merge, needRead, needGen, deadline);
+                    if (r >= 0) {
+                        // must read location r from the cache device first
+                        needRead = r;
+                        needGen = segGen[r / SB];
+                        break;
+                    }
+                    needRead = -1;
+                    merge = null;
+                    b++;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (needRead >= 0) {
+                if (merge == null) {
+                    merge = ByteBuffer.allocate(BS);
+                }
+                merge.clear();
+                cache.read(locOffset(needRead), merge);
+            }
+        }
+        writesCached.increment();
+        busy.op();
+    }
+
+    /**
+     * Appends one (possibly partial) block to the open record, or overwrites it in place when the
+     * open record already holds it. Lock held. Returns -1 when done, or a location that must be
+     * read from the cache device before the block can be merged (the caller reads it into
+     * {@code merge} and calls again with {@code mergedLoc} = that location).
+     */
+    private int appendBlock(long block, int bits, ByteBuffer src, int srcIndex, int s0, int s1, ByteBuffer merge,
+            int mergedLoc, int mergedGen, long deadline) throws IOException {
+        while (true) {
+            int old = map.get(block);
+            int n = (s1 - s0) << 9;
+            if (old >= 0 && inOpenRecord(old)) {
+                ByteBuffer buf = bufferOf(old);
+                buf.put((old % SB) * BS + (s0 << 9), src, srcIndex, n);
+                int nv = map.valid(old) | bits;
+                map.setValid(old, nv);
+                if (map.clean(old)) {
+                    map.setClean(old, false);
+                    dirty++;
+                }
+                int k = old % SB - recStart - 1;
+                RecordHeader.putEntry(buf, recStart * BS, openEntryOfData[k], block, nv, 0, 1);
+                writeHits.increment();
+                blocksWritten.increment();
+                return -1;
+            }
+            boolean partial = bits != Layout.FULL;
+            boolean needOld = old >= 0 && partial && (map.valid(old) & ~bits) != 0;
+            if (needOld && !inBuffer(old) && !(mergedLoc == old && mergedGen == segGen[old / SB])) {
+                return old;
+            }
+            if (!hasDataRoom()) {
+                makeRoom(deadline);
+                continue;
+            }
+            ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
+            int at = recPos * BS;
+            int nv = bits;
+            if (needOld) {
+                if (inBuffer(old)) {
+                    buf.put(at, bufferOf(old), (old % SB) * BS, BS);
+                } else {
+                    buf.put(at, merge, 0, BS);
+                }
+                nv |= map.valid(old);
+            }
+            buf.put(at + (s0 << 9), src, srcIndex, n);
+            int loc = phys(headSid) * SB + recPos;
+            RecordHeader.putEntry(buf, recStart * BS, recEntries, block, nv, 0, 1);
+            openEntryOfData[recData] = recEntries;
+            recEntries++;
+            recData++;
+            recPos++;
+            if (old >= 0 && isDirty(old)) {
+                dirty--;
+            }
+            map.put(block, loc, nv, false);
+            dirty++;
+            blocksWritten.increment();
+            if (!hasDataRoom() && recStart < SB) {
+                seal();
+            }
+            return -1;
+        }
+    }
+
+    /** Seals a full open record or moves to the next segment. Lock held; may wait. */
+    private void makeRoom(long deadline) throws IOException {
+        if (recStart < SB && (recPos >= SB || recData >= Layout.MAX_DATA || recEntries >= RecordHeader.MAX_ENTRIES)) {
+            seal();
+        }
+        if (recStart >= SB) {
+            advance(deadline);
+        }
+    }
+
+    private void startRecordAt(int start) {
+        recStart = start;
+        recPos = start + 1;
+        recEntries = 0;
+        recData = 0;
+        recNeedsBackingFlush = false;
+        RecordHeader.clear(bufs[(int) Math.floorMod(headSid, (long) nb)], start * BS);
+    }
+
+    /** Seals the open record (if it has entries) for the flusher. Lock held. */
+    private void seal() {
+        if (recStart >= SB || recEntries == 0) {
+            return;
+        }
+        Sealed s = new Sealed(nextRecordId++, headSid, recStart, recPos - recStart, recEntries, recData, false,
+                recNeedsBackingFlush);
+        queue.add(s);
+        lastSealedId = s.id;
+        segLastId[phys(headSid)] = s.id;
+        int next = RecordHeader.nextStart(recPos);
+        if (next >= SB) {
+            recStart = SB;
+            recPos = SB;
+            recEntries = 0;
+            recData = 0;
+            recNeedsBackingFlush = false;
+        } else {
+            startRecordAt(next);
+        }
+        changed.signalAll();
+    }
+
+    /** Closes the head segment: seals the open record and pads the rest. Lock held. */
+    private void pad() {
+        seal();
+        if (recStart < SB) {
+            Sealed s = new Sealed(nextRecordId++, headSid, recStart, SB - recStart, 0, 0, true, false);
+            queue.add(s);
+            lastSealedId = s.id;
+            segLastId[phys(headSid)] = s.id;
+            recStart = SB;
+            recPos = SB;
+            recEntries = 0;
+            recData = 0;
+        }
+        pushMarker();
+    }
+
+    private void pushMarker() {
+        if (markerPushedFor != headSid) {
+            queue.add(new Sealed(-1, headSid, 0, 0, 0, 0, false, false));
+            markerPushedFor = headSid;
+            changed.signalAll();
+        }
+    }
+
+    /** Moves the head to the next segment, reclaiming its slot. Lock held; may wait. */
+    private void advance(long deadline) throws IOException {
+        pushMarker();
+        long next = headSid + 1;
+        writersWaiting++;
+        try {
+            while (true) {
+                checkFailure();
+                boolean bufferFree = completedSid >= next - nb;
+                long needReclaim = next - nSeg;
+                if (bufferFree && needReclaim <= reclaimSid) {
+                    break;
+                }
+                if (needReclaim > reclaimSid && needReclaim <= lwb) {
+                    // written back, but no durable record says so yet: write one ourselves
+                    recordWanted = Math.max(recordWanted, needReclaim);
+                    lock.unlock();
+                    try {
+                        updateRecord(needReclaim);
+                    } finally {
+                        lock.lock();
+                    }
+                    continue;
+                }
+                if (needReclaim > lwb) {
+                    changed.signalAll(); // wake writeback: the log is full
+                }
+                await(deadline, needReclaim > lwb ? "writeback to free log space" : "a free log buffer");
+            }
+        } finally {
+            writersWaiting--;
+        }
+        if (headSid != next - 1) {
+            return; // someone else advanced while we waited
+        }
+        int p = phys(next);
+        segGen[p]++;
+        for (int b = 0; b < SB; b++) {
+            map.removeLocation(p * SB + b);
+        }
+        segSid[p] = next;
+        segLastId[p] = 0;
+        segLastCrc[p] = 0;
+        headSid = next;
+        startRecordAt(0);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // flusher
+
+    /** Writes the oldest sealed record to the cache device. Returns false when there is none. */
+    public boolean flusherRunOnce() throws IOException {
+        Sealed s;
+        lock.lock();
+        try {
+            if (failure != null) {
+                return false;
+            }
+            s = queue.peek();
+            if (s == null) {
+                return false;
+            }
+            if (s.marker()) {
+                queue.poll();
+                completedSid = Math.max(completedSid, s.sid);
+                writtenEnd = Math.max(writtenEnd, (s.sid + 1) * SB);
+                changed.signalAll();
+                return true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        try {
+            if (s.needsBackingFlush) {
+                backing.flush();
+            }
+            ByteBuffer buf = bufs[(int) Math.floorMod(s.sid, (long) nb)];
+            int base = s.start * BS;
+            int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
+            int crc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id, s.sid,
+                    lastFlushedId.get(), lastHeaderCrc, dataCrc, s.span, s.start, session, uuidHash);
+            int len = s.pad ? BS : (1 + s.data) * BS;
+            cache.write(segOffset(phys(s.sid)) + base, buf.duplicate().limit(base + len).position(base), 0);
+            lastHeaderCrc = crc;
+            lock.lock();
+            try {
+                queue.poll();
+                lastWrittenId = s.id;
+                if (segSid[phys(s.sid)] == s.sid) {
+                    segLastCrc[phys(s.sid)] = crc;
+                }
+                writtenEnd = Math.max(writtenEnd, s.sid * SB + s.start + s.span);
+                if (s.start + s.span >= SB - 1) {
+                    segmentsWritten.increment();
+                }
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            return true;
+        } catch (IOException e) {
+            fail(e);
+            throw e;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // flush
+
+    @Override
+    public void flush() throws IOException {
+        checkFailure();
+        long t0 = System.nanoTime();
+        long target;
+        long bypassSeq;
+        long deadline = deadline();
+        lock.lock();
+        try {
+            seal();
+            target = lastSealedId;
+            bypassSeq = bypassCompleted;
+            while (lastWrittenId < target) {
+                checkFailure();
+                await(deadline, "the log to be written");
+            }
+        } finally {
+            lock.unlock();
+        }
+        groupFlush(target, bypassSeq, deadline);
+        flushes.increment();
+        record(flushLatency, t0);
+    }
+
+    private void groupFlush(long target, long bypassSeq, long deadline) throws IOException {
+        if (lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq) {
+            return;
+        }
+        try {
+            if (!flushLock.tryLock(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new DeviceTimeoutException(name, -1, "timed out waiting for a flush");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceIOException(name, -1, "interrupted while waiting for a flush");
+        }
+        try {
+            if (lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq) {
+                return; // a concurrent flush covered us (group commit)
+            }
+            long b;
+            lock.lock();
+            try {
+                b = bypassCompleted;
+            } finally {
+                lock.unlock();
+            }
+            flushCacheDevice();
+            if (b > backingFlushedSeq) {
+                backing.flush();
+                backingFlushedSeq = b;
+            }
+        } finally {
+            flushLock.unlock();
+        }
+    }
+
+    /** Flushes the cache device; every record written before is durable afterwards. */
+    private void flushCacheDevice() throws IOException {
+        long w;
+        lock.lock();
+        try {
+            w = lastWrittenId;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            cache.flush();
+        } catch (IOException e) {
+            fail(e);
+            throw e;
+        }
+        cacheFlushes.increment();
+        lastFlushedId.accumulateAndGet(w, Math::max);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // read path
+
+    private static final byte MISS = 0;
+    private static final byte DEV = 1;
+    private static final byte DEVP = 2;
+    private static final byte BUF = 3;
+    private static final byte BUFP = 4;
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws IOException {
+        int len = dst.remaining();
+        Requests.check(size, offset, len);
+        checkFailure();
+        if (len == 0) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        long end = offset + len;
+        long first = offset >>> Layout.BLOCK_SHIFT;
+        int n = (int) (((end - 1) >>> Layout.BLOCK_SHIFT) - first + 1);
+        byte[] kind = new byte[n];
+        int[] locs = new int[n];
+        int[] gens = new int[n];
+        int[] vbits = new int[n];
+        byte[][] partials = null;
+        int base = dst.position();
+        for (int attempt = 0;; attempt++) {
+            boolean anyDevice = false;
+            boolean anyBacking = false;
+            lock.lock();
+            try {
+                checkFailure();
+                for (int i = 0; i < n; i++) {
+                    long b = first + i;
+                    int s0 = i == 0 ? (int) ((offset & (BS - 1)) >>> 9) : 0;
+                    int s1 = i == n - 1 ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
+                    int need = ((1 << (s1 - s0)) - 1) << s0;
+                    int loc = map.get(b);
+                    if (loc < 0) {
+                        kind[i] = MISS;
+                        anyBacking = true;
+                        continue;
+                    }
+                    int bits = map.valid(loc);
+                    boolean full = (need & ~bits) == 0;
+                    locs[i] = loc;
+                    vbits[i] = bits;
+                    if (inBuffer(loc)) {
+                        ByteBuffer buf = bufferOf(loc);
+                        if (full) {
+                            kind[i] = BUF;
+                            dst.put(base + dstIndex(b, s0, offset), buf, (loc % SB) * BS + (s0 << 9), (s1 - s0) << 9);
+                        } else {
+                            kind[i] = BUFP;
+                            anyBacking = true;
+                            if (partials == null) {
+                                partials = new byte[n][];
+                            }
+                            byte[] p = partials[i] == null ? new byte[BS] : partials[i];
+                            partials[i] = p;
+                            buf.get((loc % SB) * BS, p, 0, BS);
+                        }
+                    } else {
+                        kind[i] = full ? DEV : DEVP;
+                        gens[i] = segGen[loc / SB];
+                        anyDevice = true;
+                        if (!full) {
+                            anyBacking = true;
+                        }
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            // backing runs: blocks that need the backing device at all
+            if (anyBacking) {
+                int i = 0;
+                while (i < n) {
+                    if (kind[i] == MISS || kind[i] == DEVP || kind[i] == BUFP) {
+                        int j = i;
+                        while (j + 1 < n && (kind[j + 1] == MISS || kind[j + 1] == DEVP || kind[j + 1] == BUFP)) {
+                            j++;
+                        }
+                        long from = Math.max(offset, (first + i) << Layout.BLOCK_SHIFT);
+                        long to = Math.min(end, (first + j + 1) << Layout.BLOCK_SHIFT);
+                        busy.begin();
+                        try {
+                            backing.read(from, dst.duplicate().position(base + (int) (from - offset))
+                                    .limit(base + (int) (to - offset)));
+                        } finally {
+                            busy.end();
+                        }
+                        i = j + 1;
+                    } else {
+                        i++;
+                    }
+                }
+            }
+            // cache device runs: consecutive locations
+            ByteBuffer tmp = null;
+            if (anyDevice) {
+                int i = 0;
+                while (i < n) {
+                    if (kind[i] == DEV) {
+                        int j = i;
+                        while (j + 1 < n && kind[j + 1] == DEV && locs[j + 1] == locs[j] + 1
+                                && locs[j + 1] / SB == locs[i] / SB) {
+                            j++;
+                        }
+                        long from = Math.max(offset, (first + i) << Layout.BLOCK_SHIFT);
+                        long to = Math.min(end, (first + j + 1) << Layout.BLOCK_SHIFT);
+                        long devOff = locOffset(locs[i]) + (from - ((first + i) << Layout.BLOCK_SHIFT));
+                        cache.read(devOff, dst.duplicate().position(base + (int) (from - offset))
+                                .limit(base + (int) (to - offset)));
+                        i = j + 1;
+                    } else if (kind[i] == DEVP) {
+                        if (tmp == null) {
+                            tmp = ByteBuffer.allocate(BS);
+                        }
+                        tmp.clear();
+                        cache.read(locOffset(locs[i]), tmp);
+                        overlay(dst, base, offset, end, first + i, tmp, vbits[i]);
+                        i++;
+                    } else {
+                        i++;
+                    }
+                }
+            }
+            if (partials != null) {
+                for (int i = 0; i < n; i++) {
+                    if (kind[i] == BUFP) {
+                        overlay(dst, base, offset, end, first + i, ByteBuffer.wrap(partials[i]), vbits[i]);
+                    }
+                }
+            }
+            // validate: no location read from the device was reused meanwhile
+            boolean ok = true;
+            if (anyDevice) {
+                lock.lock();
+                try {
+                    for (int i = 0; i < n && ok; i++) {
+                        if ((kind[i] == DEV || kind[i] == DEVP) && segGen[locs[i] / SB] != gens[i]) {
+                            ok = false;
+                        }
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+            if (ok) {
+                break;
+            }
+            if (attempt > 1000) {
+                throw new DeviceTimeoutException(name, offset, "read kept racing with log reuse");
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            switch (kind[i]) {
+                case DEV, BUF -> readHits.increment();
+                case MISS -> readMisses.increment();
+                default -> readPartial.increment();
+            }
+        }
+        dst.position(base + len);
+        busy.op();
+        record(readLatency, t0);
+    }
+
+    private static int dstIndex(long block, int s0, long offset) {
+        return (int) ((block << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
+    }
+
+    /** Copies the valid sectors of {@code block} (held in {@code src} from index 0) that the read covers. */
+    private static void overlay(ByteBuffer dst, int base, long offset, long end, long block, ByteBuffer src, int bits) {
+        long bOff = block << Layout.BLOCK_SHIFT;
+        for (int s = 0; s < Layout.SECTORS_PER_BLOCK; s++) {
+            if ((bits & (1 << s)) == 0) {
+                continue;
+            }
+            long so = bOff + (s << 9);
+            if (so < offset || so + 512 > end) {
+                continue;
+            }
+            dst.put(base + (int) (so - offset), src, s << 9, 512);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // discard, write zeroes
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        Requests.check(size, offset, length);
+        checkFailure();
+        long a = (offset + BS - 1) & -BS;
+        long b = (offset + length) & -BS;
+        if (a < b) {
+            // cached copies stay (a read may return the old data); writeback waits for the discard
+            bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, false, () -> backing.discard(a, b - a));
+        }
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, int flags) throws IOException {
+        Requests.check(size, offset, length);
+        checkFailure();
+        if ((flags & FAST_ZERO) != 0 && !backing.canFastZero()) {
+            throw new FastZeroUnsupportedException(name);
+        }
+        long a = (offset + BS - 1) & -BS;
+        long b = (offset + length) & -BS;
+        if (length >= 64 * 1024 && a < b) {
+            if (a > offset) {
+                zeroCached(offset, a - offset);
+            }
+            int f = flags & (NO_HOLE | FAST_ZERO);
+            bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, true, () -> backing.writeZeroes(a, b - a, f));
+            if (b < offset + length) {
+                zeroCached(b, offset + length - b);
+            }
+        } else if (length > 0) {
+            zeroCached(offset, length);
+        }
+        if ((flags & FUA) != 0) {
+            flush();
+        }
+    }
+
+    private void zeroCached(long offset, long length) throws IOException {
+        ByteBuffer z = ByteBuffer.allocate((int) Math.min(length, 64 * 1024));
+        for (long o = offset; o < offset + length; o += z.capacity()) {
+            writeCached(o, z.clear().limit((int) Math.min(z.capacity(), offset + length - o)));
+        }
+    }
+
+    @Override
+    public boolean canFastZero() {
+        return backing.canFastZero();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // writeback
+
+    private ByteBuffer wbData;
+    private ByteBuffer wbStage;
+    private long[] wbKeys = new long[0];
+    private int[] wbLocs = new int[0];
+    private long wbLastNanos;
+
+    /**
+     * Writes back one batch of the oldest complete segments: dirty blocks sorted by backing
+     * offset, adjacent ones merged into large writes, the backing device flushed, then the
+     * segments counted as written back. Returns false when there was nothing to do (or the
+     * controller said wait).
+     */
+    public boolean writebackRunOnce() throws IOException {
+        Tunables t = tunables;
+        boolean urgent;
+        long deadline = deadline();
+        lock.lock();
+        try {
+            if (failure != null || closed) {
+                return false;
+            }
+            if (lwb >= completedSid) {
+                if (forceWriteback) {
+                    if (dirty > 0 && headSid > lwb && (recStart < SB ? recEntries > 0 || recStart > 0 : true)) {
+                        pad();
+                        return true;
+                    }
+                    if (dirty == 0) {
+                        forceWriteback = false;
+                    }
+                }
+                return false;
+            }
+            urgent = forceWriteback || writersWaiting > 0 || (headSid + 2L * nb - nSeg > lwb);
+        } finally {
+            lock.unlock();
+        }
+        int segs = t.maxBatchedWriteback();
+        if (!urgent) {
+            long[] sample = busy.sample();
+            WritebackController c = controller(t.controller());
+            int allowance;
+            lock.lock();
+            long d;
+            try {
+                d = dirty;
+            } finally {
+                lock.unlock();
+            }
+            allowance = c.allowance(new WritebackController.CacheLoad(d, (long) nSeg * Layout.MAX_DATA,
+                    (int) sample[0], sample[1], sample[2], segs * Layout.MAX_DATA, t.writebackThreshold()));
+            if (allowance <= 0) {
+                return false;
+            }
+            segs = (int) Math.max(1, Math.min(segs, (allowance + Layout.MAX_DATA - 1L) / Layout.MAX_DATA));
+        }
+        int capacity = segs * Layout.MAX_DATA;
+        if (wbKeys.length < capacity) {
+            wbKeys = new long[capacity];
+            wbLocs = new int[capacity];
+        }
+        long from;
+        long to;
+        int count;
+        lock.lock();
+        try {
+            collect:
+            while (true) {
+                from = lwb + 1;
+                to = Math.min(completedSid, lwb + segs);
+                count = 0;
+                for (long sid = from; sid <= to; sid++) {
+                    int p = phys(sid);
+                    for (int b = 1; b < SB; b++) {
+                        int loc = p * SB + b;
+                        long owner = map.owner(loc);
+                        if (owner >= 0 && !map.clean(loc)) {
+                            if (bypassOverlaps(owner)) {
+                                await(deadline, "a bypass write before writeback");
+                                continue collect;
+                            }
+                            wbLocs[count] = loc;
+                            wbKeys[count] = owner;
+                            count++;
+                        }
+                    }
+                }
+                break;
+            }
+            if (wbBlocks.length < count) {
+                wbBlocks = new long[Math.max(count, 16)];
+            }
+            System.arraycopy(wbKeys, 0, wbBlocks, 0, count);
+            Arrays.sort(wbBlocks, 0, count);
+            wbCount = count;
+        } finally {
+            lock.unlock();
+        }
+        if (wbData == null || wbData.capacity() < count * BS) {
+            wbData = ByteBuffer.allocateDirect(Math.max(count, 64) * BS);
+        }
+        try {
+            writeBack(count, t);
+            backing.flush();
+        } catch (IOException e) {
+            lastWritebackError = e.getMessage();
+            lock.lock();
+            try {
+                wbCount = 0;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            throw e;
+        }
+        long now = clock.nanoTime();
+        lock.lock();
+        try {
+            long still = 0;
+            for (long sid = from; sid <= to; sid++) {
+                int p = phys(sid);
+                for (int b = 1; b < SB; b++) {
+                    int loc = p * SB + b;
+                    if (map.owner(loc) >= 0 && !map.clean(loc)) {
+                        still++;
+                    }
+                }
+            }
+            dirty -= still;
+            lwb = to;
+            lwbAnchorId = segLastId[phys(to)];
+            lwbAnchorCrc = segLastCrc[phys(to)];
+            wbCount = 0;
+            if (dirty == 0 && forceWriteback && lwb >= headSid) {
+                forceWriteback = false;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        writtenBackBlocks.add(count);
+        writebackBatches.increment();
+        long span = now - wbLastNanos;
+        if (wbLastNanos != 0 && span > 0) {
+            wbRateBlocksPerSec = count * 1_000_000_000L / span;
+        }
+        wbLastNanos = now;
+        lastWritebackError = "";
+        return true;
+    }
+
+    private void writeBack(int count, Tunables t) throws IOException {
+        // read the dirty blocks: runs of consecutive locations, into wbData[i * 4096]
+        int i = 0;
+        while (i < count) {
+            int j = i;
+            while (j + 1 < count && wbLocs[j + 1] == wbLocs[j] + 1 && wbLocs[j + 1] / SB == wbLocs[i] / SB) {
+                j++;
+            }
+            cache.read(locOffset(wbLocs[i]), wbData.duplicate().position(i * BS).limit((j + 1) * BS));
+            i = j + 1;
+        }
+        int[] valid = new int[count];
+        lock.lock();
+        try {
+            for (int k = 0; k < count; k++) {
+                valid[k] = map.owner(wbLocs[k]) == wbKeys[k] ? map.valid(wbLocs[k]) : 0;
+            }
+        } finally {
+            lock.unlock();
+        }
+        long[] order = new long[count];
+        for (int k = 0; k < count; k++) {
+            order[k] = options.sortedWriteback() ? (wbKeys[k] << 16) | k : k;
+        }
+        if (options.sortedWriteback()) {
+            Arrays.sort(order);
+        }
+        final int maxRun = 256; // blocks per merged write (1 MiB)
+        if (wbStage == null) {
+            wbStage = ByteBuffer.allocateDirect(maxRun * BS);
+        }
+        int k = 0;
+        while (k < count) {
+            int idx = (int) (order[k] & 0xFFFF);
+            if (valid[idx] == 0) {
+                k++;
+                continue;
+            }
+            if (valid[idx] != Layout.FULL || !options.sortedWriteback()) {
+                writeSectors(wbKeys[idx], valid[idx], idx);
+                k++;
+                continue;
+            }
+            int run = 1;
+            while (k + run < count && run < maxRun) {
+                int nx = (int) (order[k + run] & 0xFFFF);
+                if (wbKeys[nx] != wbKeys[idx] + run || valid[nx] != Layout.FULL) {
+                    break;
+                }
+                run++;
+            }
+            if (run == 1) {
+                backing.write(wbKeys[idx] << Layout.BLOCK_SHIFT, wbData.duplicate().position(idx * BS).limit((idx + 1) * BS), 0);
+            } else {
+                for (int r = 0; r < run; r++) {
+                    int nx = (int) (order[k + r] & 0xFFFF);
+                    wbStage.put(r * BS, wbData, nx * BS, BS);
+                }
+                backing.write(wbKeys[idx] << Layout.BLOCK_SHIFT, wbStage.duplicate().position(0).limit(run * BS), 0);
+            }
+            writebackWrites.increment();
+            k += run;
+        }
+    }
+
+    private void writeSectors(long block, int bits, int idx) throws IOException {
+        int s = 0;
+        while (s < Layout.SECTORS_PER_BLOCK) {
+            if ((bits & (1 << s)) == 0) {
+                s++;
+                continue;
+            }
+            int e = s;
+            while (e + 1 < Layout.SECTORS_PER_BLOCK && (bits & (1 << (e + 1))) != 0) {
+                e++;
+            }
+            backing.write((block << Layout.BLOCK_SHIFT) + (s << 9),
+                    wbData.duplicate().position(idx * BS + (s << 9)).limit(idx * BS + ((e + 1) << 9)), 0);
+            writebackWrites.increment();
+            s = e + 1;
+        }
+    }
+
+    private WritebackController controller(String wanted) {
+        WritebackController c = controllers == null ? null : controllers.apply(wanted);
+        return c != null ? c : Modulator.INSTANCE;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // superblock record
+
+    /** Writes the superblock record when it is due or a writer needs a segment reclaimed. */
+    public boolean recordUpdaterRunOnce() throws IOException {
+        Tunables t = tunables;
+        long needed;
+        boolean due;
+        lock.lock();
+        try {
+            if (failure != null || closed) {
+                return false;
+            }
+            needed = recordWanted > reclaimSid ? recordWanted : Long.MIN_VALUE;
+            due = t.updateRecordInterval() > 0 && lwb > recordedLwb
+                    && clock.nanoTime() - lastRecordUpdateNanos >= TimeUnit.SECONDS.toNanos(t.updateRecordInterval());
+        } finally {
+            lock.unlock();
+        }
+        if (!due && needed == Long.MIN_VALUE) {
+            return false;
+        }
+        return updateRecord(needed);
+    }
+
+    /**
+     * Writes a new superblock record: the current written-back segment, and a reclaimed segment
+     * at least {@code requiredReclaim} (as far as written back), keeping the rest warm. The data
+     * of written-back segments is flushed first; the record itself is flushed before anything
+     * relies on it. Returns whether a record was written.
+     */
+    public boolean updateRecord(long requiredReclaim) throws IOException {
+        try {
+            if (!recordLock.tryLock(tunables.ioTimeoutMillis(), TimeUnit.MILLISECONDS)) {
+                throw new DeviceTimeoutException(name, -1, "timed out waiting for a superblock record update");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DeviceIOException(name, -1, "interrupted");
+        }
+        try {
+            SuperblockRecord r;
+            long newLwb;
+            long newReclaim;
+            lock.lock();
+            try {
+                newLwb = lwb;
+                long ahead = headSid + nb + 2L - nSeg;
+                newReclaim = Math.max(reclaimSid, Math.min(lwb, Math.max(requiredReclaim, ahead)));
+                if (newLwb == recordedLwb && newReclaim == reclaimSid) {
+                    return false;
+                }
+                long rid = reclaimAnchorId;
+                int rcrc = reclaimAnchorCrc;
+                if (newReclaim != reclaimSid) {
+                    rid = segLastId[phys(newReclaim)];
+                    rcrc = segLastCrc[phys(newReclaim)];
+                }
+                r = new SuperblockRecord(recordSeq + 1, newLwb, lwbAnchorId, lwbAnchorCrc, newReclaim, rid, rcrc, uuidHash);
+            } finally {
+                lock.unlock();
+            }
+            flushCacheDevice();
+            try {
+                cache.write(r.slotOffset(), r.encode(), 0);
+            } catch (IOException e) {
+                fail(e);
+                throw e;
+            }
+            flushCacheDevice();
+            lock.lock();
+            try {
+                recordSeq = r.sequence();
+                recordedLwb = r.writtenBackSegment();
+                reclaimSid = r.reclaimedSegment();
+                reclaimAnchorId = r.reclaimedLastRecordId();
+                reclaimAnchorCrc = r.reclaimedLastCrc();
+                lastRecordUpdateNanos = clock.nanoTime();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            recordUpdates.increment();
+            return true;
+        } finally {
+            recordLock.unlock();
+        }
+    }
+
+    /** The periodic data sync: seals and flushes the log every {@code sync_data_interval} seconds. */
+    public boolean syncRunOnce() throws IOException {
+        Tunables t = tunables;
+        if (t.syncDataInterval() <= 0) {
+            return false;
+        }
+        long now = clock.nanoTime();
+        boolean due;
+        lock.lock();
+        try {
+            due = failure == null && !closed && now - lastSyncNanos >= TimeUnit.SECONDS.toNanos(t.syncDataInterval());
+            if (due) {
+                lastSyncNanos = now;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (!due) {
+            return false;
+        }
+        flush();
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // lifecycle, tunables, status
+
+    @Override
+    public void message(String key, String value) throws IOException {
+        switch (key) {
+            case "writeback":
+                if (!"all".equals(value)) {
+                    throw new InvalidArgumentException("writeboost: writeback=" + value + " is not an action; use writeback=all");
+                }
+                lock.lock();
+                try {
+                    checkFailure();
+                    forceWriteback = true;
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+                return;
+            case "invalidate":
+                if (!"all".equals(value)) {
+                    throw new InvalidArgumentException("writeboost: invalidate=" + value + " is not an action; use invalidate=all");
+                }
+                invalidateAll();
+                return;
+            default:
+                tunables = tunables.with(key, value);
+                lock.lock();
+                try {
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+        }
+    }
+
+    /**
+     * Makes the on-disk cache empty (the cache must be clean): the head segment is closed and
+     * written back, and a superblock record marks everything reclaimed, so that nothing is
+     * replayed from the cache device later. Used before the cache is detached (with write_around
+     * on, so that nothing new is cached).
+     */
+    public void invalidateAll() throws IOException {
+        long target;
+        lock.lock();
+        try {
+            checkFailure();
+            if (dirty > 0) {
+                throw new InvalidArgumentException("writeboost: the cache still holds " + dirty
+                        + " dirty blocks; write them back first (writeback=all)");
+            }
+            pad();
+            target = headSid;
+            forceWriteback = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        drain(target);
+        updateRecord(target);
+    }
+
+    /** Writes back everything now; returns when no block is dirty (at some moment). */
+    public void writebackAll() throws IOException {
+        drain(Long.MIN_VALUE);
+    }
+
+    /** Writes back until nothing is dirty and (if {@code segment} is given) that segment is written back. */
+    private void drain(long segment) throws IOException {
+        long deadline = deadline();
+        lock.lock();
+        try {
+            forceWriteback = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        while (true) {
+            boolean daemon = writeback.running();
+            lock.lock();
+            try {
+                checkFailure();
+                if (dirty == 0 && lwb >= segment) {
+                    return;
+                }
+                if (daemon) {
+                    forceWriteback = true;
+                    await(deadline, "writeback of all dirty blocks");
+                    continue;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (!writebackRunOnce()) {
+                lock.lock();
+                try {
+                    forceWriteback = true;
+                    await(deadline, "writeback of all dirty blocks");
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void suspend() throws IOException {
+        lock.lock();
+        try {
+            if (suspended || closed) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        IOException err = null;
+        try {
+            flush();
+        } catch (IOException e) {
+            err = e;
+        }
+        stopDaemons(false);
+        if (err == null) {
+            try {
+                updateRecord(Long.MIN_VALUE);
+            } catch (IOException e) {
+                err = e;
+            }
+        }
+        flusher.stop();
+        lock.lock();
+        try {
+            suspended = true;
+        } finally {
+            lock.unlock();
+        }
+        if (err != null) {
+            throw err;
+        }
+    }
+
+    @Override
+    public void resume() throws IOException {
+        lock.lock();
+        try {
+            if (!suspended || closed) {
+                return;
+            }
+            suspended = false;
+        } finally {
+            lock.unlock();
+        }
+        startDaemons();
+    }
+
+    @Override
+    public void close() throws IOException {
+        IOException err = null;
+        try {
+            suspend();
+        } catch (IOException e) {
+            err = e;
+        } finally {
+            stopDaemons(true);
+            lock.lock();
+            try {
+                closed = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+        if (err != null) {
+            throw err;
+        }
+    }
+
+    /** The tunables in effect. */
+    public Tunables tunables() {
+        return tunables;
+    }
+
+    /** What recovery found when the cache was opened. */
+    public Recovery.Result recovered() {
+        return recovered;
+    }
+
+    /** Heap bytes of the index and per-location arrays (for the bytes-per-block figure). */
+    public long indexHeapBytes() {
+        return map.heapBytes();
+    }
+
+    public int cachedBlocks() {
+        lock.lock();
+        try {
+            return map.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public long dirtyBlocks() {
+        lock.lock();
+        try {
+            return dirty;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Names of the threads this target runs (for tests). */
+    public List<String> runningDaemons() {
+        List<String> l = new ArrayList<>();
+        for (Daemon d : List.of(flusher, writeback, recordUpdater, dataSync)) {
+            if (d.running()) {
+                l.add(d.name());
+            }
+        }
+        return l;
+    }
+
+    @Override
+    public Map<String, String> status() {
+        Map<String, String> m = new LinkedHashMap<>();
+        long lwbS;
+        long head;
+        long d;
+        int cached;
+        long used;
+        String state;
+        lock.lock();
+        try {
+            lwbS = lwb;
+            head = headSid;
+            d = dirty;
+            cached = map.size();
+            used = Math.max(0, Math.min(nSeg, head - reclaimSid));
+            state = failure != null ? "failed" : closed ? "closed" : suspended ? "suspended" : "active";
+        } finally {
+            lock.unlock();
+        }
+        m.put("cache_state", state);
+        m.put("read_hits", Long.toString(readHits.sum()));
+        m.put("read_misses", Long.toString(readMisses.sum()));
+        m.put("read_partial_hits", Long.toString(readPartial.sum()));
+        m.put("write_hits", Long.toString(writeHits.sum()));
+        m.put("writes_cached", Long.toString(writesCached.sum()));
+        m.put("blocks_written", Long.toString(blocksWritten.sum()));
+        m.put("bypassed", Long.toString(bypassed.sum()));
+        m.put("dirty_blocks", Long.toString(d));
+        m.put("cached_blocks", Integer.toString(cached));
+        m.put("capacity_blocks", Long.toString((long) nSeg * Layout.MAX_DATA));
+        m.put("segments_used", Long.toString(used));
+        m.put("segments_total", Integer.toString(nSeg));
+        m.put("head_segment", Long.toString(head));
+        m.put("written_back_segment", Long.toString(lwbS));
+        m.put("written_back_blocks", Long.toString(writtenBackBlocks.sum()));
+        m.put("writeback_batches", Long.toString(writebackBatches.sum()));
+        m.put("writeback_writes", Long.toString(writebackWrites.sum()));
+        m.put("writeback_rate_blocks_per_s", Long.toString(wbRateBlocksPerSec));
+        m.put("writeback_error", lastWritebackError);
+        m.put("flushes", Long.toString(flushes.sum()));
+        m.put("cache_flushes", Long.toString(cacheFlushes.sum()));
+        m.put("record_updates", Long.toString(recordUpdates.sum()));
+        m.put("segments_written", Long.toString(segmentsWritten.sum()));
+        putLatency(m, "read", readLatency);
+        putLatency(m, "write", writeLatency);
+        putLatency(m, "flush", flushLatency);
+        m.putAll(tunables.asMap());
+        if (failure != null) {
+            m.put("error", failure.getMessage());
+        }
+        return m;
+    }
+
+    private static void record(Histogram h, long t0) {
+        h.recordValue(Math.min(3_600_000_000L, Math.max(0, (System.nanoTime() - t0) / 1000)));
+    }
+
+    private static void putLatency(Map<String, String> m, String what, Histogram h) {
+        m.put(what + "_latency_us_p50", Long.toString(h.getValueAtPercentile(50)));
+        m.put(what + "_latency_us_p99", Long.toString(h.getValueAtPercentile(99)));
+        m.put(what + "_latency_us_p999", Long.toString(h.getValueAtPercentile(99.9)));
+    }
+
+    @Override
+    public String toString() {
+        return "writeboost(" + name + ")";
+    }
+}

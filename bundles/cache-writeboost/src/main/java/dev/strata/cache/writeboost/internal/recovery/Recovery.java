@@ -1,0 +1,227 @@
+package dev.strata.cache.writeboost.internal.recovery;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.cache.writeboost.internal.format.Crc;
+import dev.strata.cache.writeboost.internal.format.Layout;
+import dev.strata.cache.writeboost.internal.format.RecordHeader;
+import dev.strata.cache.writeboost.internal.format.Superblock;
+import dev.strata.cache.writeboost.internal.format.SuperblockRecord;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+
+/**
+ * Rebuilds the in-memory state from the log: scan, validate, truncate at the first bad record.
+ *
+ * <p>Two regions are scanned, each from an anchor kept in the superblock record:
+ * <ol>
+ * <li>the <em>clean</em> region, segments {@code reclaimed+1 .. writtenBack}: written back, so
+ * their blocks are clean (a warm cache). A bad header here only ends this region early.</li>
+ * <li>the <em>dirty</em> region, from segment {@code writtenBack+1} on: the log proper. Each header
+ * must be intact (magic, CRC, version, counts), belong to this cache (UUID hash), sit where the
+ * previous record said the next one starts, carry the next record id and the previous record's
+ * header CRC. The first header that fails ends the log.</li>
+ * </ol>
+ * Only headers are read, except for the records not known to have been flushed: a header's
+ * {@code durableId} says which earlier records were flushed before it was written; the data CRC
+ * of every later record is checked, and the first mismatch truncates the log there.
+ */
+public final class Recovery {
+    private Recovery() {
+    }
+
+    /** Receives the recovered state, in log order. */
+    public interface Sink {
+        /** Cache location {@code loc} holds backing block {@code block}. */
+        void data(int loc, long block, int valid, boolean clean);
+
+        /** Cached copies of blocks {@code [block, block+length)} are void. */
+        void invalidate(long block, long length);
+
+        /** A valid record; {@code dirty} is false in the clean region. */
+        void record(long segmentId, int phys, long recordId, int headerCrc, boolean dirty);
+    }
+
+    /**
+     * What was found.
+     *
+     * @param lastRecordId   id of the last record kept (the log is every record up to it)
+     * @param lastHeaderCrc  header CRC of that record (the next record's previous-CRC)
+     * @param nextSegment    segment id where the next record goes
+     * @param nextStart      block within that segment where the next record goes
+     * @param dirtyRecords   records kept in the dirty region
+     * @param truncatedBy    why the log ended (for logs and tests)
+     * @param bytesRead      bytes read from the cache device
+     */
+    public record Result(long lastRecordId, int lastHeaderCrc, long nextSegment, int nextStart, int dirtyRecords,
+            String truncatedBy, long bytesRead) {
+    }
+
+    private static final class Pending {
+        final RecordHeader header;
+        final ByteBuffer block;
+        final int phys;
+
+        Pending(RecordHeader header, ByteBuffer block, int phys) {
+            this.header = header;
+            this.block = block;
+            this.phys = phys;
+        }
+    }
+
+    public static Result run(BlockDevice cache, Superblock sb, SuperblockRecord rec, Sink sink) throws IOException {
+        long n = sb.segmentCount();
+        long uuid = sb.uuidHash();
+        long[] bytes = {0};
+        ByteBuffer block = ByteBuffer.allocate(Layout.BLOCK);
+
+        // 1. clean region
+        long expectId = rec.reclaimedLastRecordId() + 1;
+        int expectPrev = rec.reclaimedLastCrc();
+        long sid = rec.reclaimedSegment() + 1;
+        int blk = 0;
+        while (sid <= rec.writtenBackSegment()) {
+            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes);
+            if (!fits(h, uuid, sid, blk, expectId, expectPrev)) {
+                break;
+            }
+            int phys = (int) (sid % n);
+            apply(h, block, phys, sink, true);
+            sink.record(sid, phys, h.recordId(), h.headerCrc(), false);
+            expectId++;
+            expectPrev = h.headerCrc();
+            blk = h.nextStart();
+            if (blk >= Layout.SEGMENT_BLOCKS) {
+                sid++;
+                blk = 0;
+            }
+        }
+
+        // 2. dirty region: the log
+        expectId = rec.writtenBackLastRecordId() + 1;
+        expectPrev = rec.writtenBackLastCrc();
+        sid = rec.writtenBackSegment() + 1;
+        blk = 0;
+        long lastId = rec.writtenBackLastRecordId();
+        int lastCrc = rec.writtenBackLastCrc();
+        long maxDurable = lastId;
+        long nextSid = sid;
+        int nextStart = 0;
+        int kept = 0;
+        String reason = "end of log";
+        ArrayDeque<Pending> pending = new ArrayDeque<>();
+        while (true) {
+            if (sid > rec.reclaimedSegment() + n) {
+                reason = "a full lap of the log";
+                break;
+            }
+            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes);
+            String why = why(h, uuid, sid, blk, expectId, expectPrev);
+            if (why != null) {
+                reason = why + " at segment " + sid + " block " + blk;
+                break;
+            }
+            int phys = (int) (sid % n);
+            ByteBuffer copy = ByteBuffer.allocate(Layout.BLOCK);
+            copy.put(0, block, 0, Layout.BLOCK);
+            pending.add(new Pending(h, copy, phys));
+            maxDurable = Math.max(maxDurable, h.durableId());
+            while (!pending.isEmpty() && pending.peekFirst().header.recordId() <= maxDurable) {
+                Pending p = pending.pollFirst();
+                apply(p.header, p.block, p.phys, sink, false);
+                sink.record(p.header.segmentId(), p.phys, p.header.recordId(), p.header.headerCrc(), true);
+                kept++;
+            }
+            expectId++;
+            expectPrev = h.headerCrc();
+            lastId = h.recordId();
+            lastCrc = h.headerCrc();
+            blk = h.nextStart();
+            if (blk >= Layout.SEGMENT_BLOCKS) {
+                sid++;
+                blk = 0;
+            }
+            nextSid = sid;
+            nextStart = blk;
+        }
+        // 3. records not known to be flushed: check their data, truncate at the first mismatch
+        if (!pending.isEmpty()) {
+            ByteBuffer data = null;
+            for (Pending p : pending) {
+                RecordHeader h = p.header;
+                if (h.dataCount() > 0) {
+                    int len = h.dataCount() * Layout.BLOCK;
+                    if (data == null || data.capacity() < len) {
+                        data = ByteBuffer.allocate(Layout.MAX_DATA * Layout.BLOCK);
+                    }
+                    data.clear().limit(len);
+                    cache.read(offset(sb, p.phys, h.startBlock() + 1), data);
+                    bytes[0] += len;
+                    if (Crc.of(data, 0, len) != h.dataCrc()) {
+                        reason = "data CRC mismatch in record " + h.recordId() + " (not flushed before the stop)";
+                        lastId = h.recordId() - 1;
+                        lastCrc = h.prevCrc();
+                        nextSid = h.segmentId();
+                        nextStart = h.startBlock();
+                        break;
+                    }
+                }
+                apply(h, p.block, p.phys, sink, false);
+                sink.record(h.segmentId(), p.phys, h.recordId(), h.headerCrc(), true);
+                kept++;
+            }
+        }
+        return new Result(lastId, lastCrc, nextSid, nextStart, kept, reason, bytes[0]);
+    }
+
+    private static long offset(Superblock sb, int phys, int blk) {
+        return sb.firstSegmentOffset() + (long) phys * sb.segmentSize() + (long) blk * Layout.BLOCK;
+    }
+
+    private static RecordHeader readHeader(BlockDevice cache, Superblock sb, long sid, int blk, ByteBuffer block,
+            long[] bytes) throws IOException {
+        block.clear();
+        cache.read(offset(sb, (int) (sid % sb.segmentCount()), blk), block);
+        bytes[0] += Layout.BLOCK;
+        return RecordHeader.decode(block, 0);
+    }
+
+    private static boolean fits(RecordHeader h, long uuid, long sid, int blk, long expectId, int expectPrev) {
+        return why(h, uuid, sid, blk, expectId, expectPrev) == null;
+    }
+
+    private static String why(RecordHeader h, long uuid, long sid, int blk, long expectId, int expectPrev) {
+        if (h == null) {
+            return "no intact header";
+        }
+        if (h.uuidHash() != uuid) {
+            return "a header of another cache";
+        }
+        if (h.segmentId() != sid || h.startBlock() != blk) {
+            return "a header from another pass of the log";
+        }
+        if (h.recordId() != expectId) {
+            return "record id " + h.recordId() + " where " + expectId + " was expected";
+        }
+        if (h.prevCrc() != expectPrev) {
+            return "a header that does not chain to record " + (expectId - 1);
+        }
+        return null;
+    }
+
+    private static void apply(RecordHeader h, ByteBuffer block, int phys, Sink sink, boolean cleanRegion) {
+        int data = 0;
+        for (int i = 0; i < h.entryCount(); i++) {
+            int flags = RecordHeader.entryFlags(block, 0, i);
+            long b = RecordHeader.entryBlock(block, 0, i);
+            if ((flags & RecordHeader.ENTRY_INVALIDATE) != 0) {
+                sink.invalidate(b, RecordHeader.entryLength(block, 0, i));
+            } else {
+                int loc = phys * Layout.SEGMENT_BLOCKS + h.startBlock() + 1 + data;
+                data++;
+                sink.data(loc, b, RecordHeader.entryValid(block, 0, i),
+                        cleanRegion || (flags & RecordHeader.ENTRY_CLEAN) != 0);
+            }
+        }
+    }
+}

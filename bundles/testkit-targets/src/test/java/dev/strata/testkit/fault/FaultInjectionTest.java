@@ -5,6 +5,7 @@ import dev.strata.api.DeviceIOException;
 import dev.strata.api.Target;
 import dev.strata.api.TargetFactory;
 import dev.strata.core.internal.linear.LinearTargetFactory;
+import dev.strata.testkit.crash.DriverSubjects;
 import dev.strata.testkit.internal.delay.DelayFactory;
 import dev.strata.testkit.internal.error.ErrorFactory;
 import dev.strata.testkit.internal.flakey.FlakeyFactory;
@@ -14,8 +15,10 @@ import dev.strata.testsupport.crash.CrashableDevice;
 import dev.strata.testsupport.crash.LogFormat;
 import dev.strata.testsupport.target.SimpleTargetContext;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -69,6 +72,28 @@ class FaultInjectionTest {
         Target flakey = build(new FlakeyFactory(), "fl0", "device=disk mode=error", "disk", disk);
         Target linear = build(new LinearTargetFactory(), "lin0", "device=fl0 offset=64k", "fl0", flakey);
         everyRequestFails(linear, "fl0", 65536);
+    }
+
+    @Test
+    void linearOverFlakeyOverEachDriver(@TempDir Path dir) throws Exception {
+        for (String type : List.of("file", "direct", "memory")) {
+            String args = type.equals("memory") ? "size=1M" : "path=" + dir.resolve(type + ".img") + " size=1M create=true";
+            Target driver = DriverSubjects.factory(type).create(SimpleTargetContext.of(type + "0", args));
+            try {
+                Target flakey = build(new FlakeyFactory(), "fl-" + type, "device=drv mode=error", "drv", driver);
+                Target linear = build(new LinearTargetFactory(), "lin0", "device=fl offset=128k", "fl", flakey);
+                everyRequestFails(linear, "fl-" + type, 131072);
+                flakey.message("state", "up");
+                byte[] data = new byte[4096];
+                java.util.Arrays.fill(data, (byte) 3);
+                linear.write(0, ByteBuffer.wrap(data), BlockDevice.FUA);
+                ByteBuffer back = ByteBuffer.allocate(4096);
+                driver.read(131072, back);
+                assertArrayEquals(data, back.array(), type + ": data passes once flakey is up");
+            } finally {
+                driver.close();
+            }
+        }
     }
 
     @Test

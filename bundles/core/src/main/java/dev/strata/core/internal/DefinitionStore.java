@@ -1,0 +1,26 @@
+package dev.strata.core.internal;
+
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * Where device definitions persist (Configuration Admin in OSGi, a map in unit tests). Keys are
+ * opaque (a configuration PID). A store reports changes made from outside (a {@code .cfg} file
+ * dropped in {@code deploy/}, a {@code cm} edit) to {@link DeviceManagerImpl#definitionChanged}
+ * and {@link DeviceManagerImpl#definitionDeleted}; it reports the manager's own writes too (as
+ * echoes, which the manager recognises).
+ */
+public interface DefinitionStore {
+
+    /** Creates or updates the definition of {@code definition.name()}; returns its key. */
+    String save(DeviceDefinition definition) throws IOException;
+
+    /** Deletes the definition(s) of device {@code name}; nothing if there is none. */
+    void delete(String name) throws IOException;
+
+    /**
+     * The current definition under {@code key}, empty if it was deleted or is not a valid
+     * definition (which the store logs).
+     */
+    Optional<DeviceDefinition> load(String key) throws IOException;
+}

@@ -1,0 +1,131 @@
+package dev.strata.core.internal.command;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceManager.TargetType;
+import dev.strata.core.internal.DeviceDefinition;
+
+/** Every text the {@code dev:} commands print, in one place. */
+public final class Render {
+    private Render() {
+    }
+
+    /** {@code 1536} → {@code 1.5 KiB}; below 1 KiB in bytes. */
+    public static String size(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " B";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        double v = bytes;
+        int u = -1;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    /** Rows as left-aligned columns separated by two spaces; the first row is the header. */
+    public static String table(List<String[]> rows) {
+        int cols = rows.get(0).length;
+        int[] w = new int[cols];
+        for (String[] r : rows) {
+            for (int i = 0; i < cols; i++) {
+                w[i] = Math.max(w[i], r[i].length());
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        for (String[] r : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < cols; i++) {
+                line.append(r[i]);
+                if (i < cols - 1) {
+                    line.append(" ".repeat(w[i] - r[i].length() + 2));
+                }
+            }
+            sb.append(line.toString().stripTrailing()).append('\n');
+        }
+        return sb.toString();
+    }
+
+    public static String devices(List<DeviceInfo> devices) {
+        if (devices.isEmpty()) {
+            return "no devices; create one with dev:create NAME TYPE key=value… (see dev:targets)\n";
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"NAME", "TYPE", "SIZE", "STATE", "STACKED ON", "USED BY"});
+        for (DeviceInfo d : devices) {
+            rows.add(new String[] {d.name(), d.type(), d.size() == 0 ? "-" : size(d.size()), state(d),
+                    d.lower().isEmpty() ? "-" : String.join(",", d.lower()),
+                    d.holders().isEmpty() ? "-" : String.join(",", d.holders())});
+        }
+        return table(rows);
+    }
+
+    public static String state(DeviceInfo d) {
+        return d.state().name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    public static String info(DeviceInfo d, DeviceDefinition def) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"name", d.name()});
+        rows.add(new String[] {"type", d.type()});
+        rows.add(new String[] {"state", state(d)});
+        rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : size(d.size()) + " (" + d.size() + " bytes)"});
+        rows.add(new String[] {"block size", Integer.toString(d.blockSize())});
+        rows.add(new String[] {"stacked on", d.lower().isEmpty() ? "-" : String.join(", ", d.lower())});
+        rows.add(new String[] {"used by", d.holders().isEmpty() ? "-" : String.join(", ", d.holders())});
+        rows.add(new String[] {"table", def.tableLine()});
+        return keyValues(rows);
+    }
+
+    public static String status(Map<String, String> status) {
+        List<String[]> rows = new ArrayList<>();
+        status.forEach((k, v) -> rows.add(new String[] {k, v}));
+        return keyValues(rows);
+    }
+
+    private static String keyValues(List<String[]> rows) {
+        int w = 0;
+        for (String[] r : rows) {
+            w = Math.max(w, r[0].length());
+        }
+        StringBuilder sb = new StringBuilder();
+        for (String[] r : rows) {
+            sb.append(r[0]).append(' ').append(" ".repeat(w - r[0].length() + 1)).append(r[1]).append('\n');
+        }
+        return sb.toString();
+    }
+
+    public static String definitions(List<DeviceDefinition> defs) {
+        StringBuilder sb = new StringBuilder();
+        for (DeviceDefinition d : defs) {
+            sb.append(d.tableLine()).append('\n');
+        }
+        return sb.toString();
+    }
+
+    public static String targets(List<TargetType> types) {
+        if (types.isEmpty()) {
+            return "no target types; start a driver or policy bundle\n";
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"TYPE", "BUNDLE", "VERSION", "USAGE"});
+        for (TargetType t : types) {
+            rows.add(new String[] {t.type(), t.bundle(), t.version(), t.usage()});
+        }
+        return table(rows);
+    }
+
+    public static String created(DeviceInfo d) {
+        return "created " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d) + "\n";
+    }
+
+    public static String reloaded(DeviceInfo d) {
+        return "reloaded " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d) + "\n";
+    }
+}

@@ -1,0 +1,81 @@
+package dev.strata.core.internal.config;
+
+import java.util.Collections;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.Map;
+import java.util.TreeMap;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.core.internal.DeviceDefinition;
+
+/**
+ * A device definition as Configuration Admin properties (factory PID {@value #FACTORY_PID}):
+ * <pre>
+ * name      = cache0                 the device name
+ * type      = linear                 the target type
+ * arg.KEY   = VALUE                  one per target argument, e.g. arg.device = disk0
+ * </pre>
+ * Other properties ({@code service.pid}, {@code service.factoryPid},
+ * {@code felix.fileinstall.filename}, …) are ignored. When {@code name} is missing, it is taken
+ * from a named factory PID ({@code dev.strata.device~NAME}) or from the FileInstall file name
+ * ({@code dev.strata.device-NAME.cfg}). Values are read as strings.
+ */
+public final class DefinitionCodec {
+    public static final String FACTORY_PID = "dev.strata.device";
+    public static final String NAME = "name";
+    public static final String TYPE = "type";
+    public static final String ARG = "arg.";
+    static final String FILEINSTALL_FILENAME = "felix.fileinstall.filename";
+
+    private DefinitionCodec() {
+    }
+
+    public static Dictionary<String, Object> encode(DeviceDefinition def) {
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put(NAME, def.name());
+        props.put(TYPE, def.type());
+        def.arguments().forEach((k, v) -> props.put(ARG + k, v));
+        return props;
+    }
+
+    /**
+     * Reads a definition.
+     *
+     * @throws InvalidArgumentException if the name or type is missing or invalid
+     */
+    public static DeviceDefinition decode(String pid, Dictionary<String, ?> props) {
+        Object name = props.get(NAME);
+        String n = name == null ? nameFrom(pid, props.get(FILEINSTALL_FILENAME)) : String.valueOf(name).trim();
+        if (n == null) {
+            throw new InvalidArgumentException("configuration " + pid + " has no '" + NAME + "' property");
+        }
+        Object type = props.get(TYPE);
+        if (type == null) {
+            throw new InvalidArgumentException("configuration " + pid + " has no '" + TYPE + "' property");
+        }
+        Map<String, String> args = new TreeMap<>();
+        for (String key : Collections.list(props.keys())) {
+            if (key.startsWith(ARG) && key.length() > ARG.length()) {
+                args.put(key.substring(ARG.length()), String.valueOf(props.get(key)).trim());
+            }
+        }
+        return new DeviceDefinition(DeviceDefinition.checkName(n),
+                DeviceDefinition.checkType(String.valueOf(type).trim()), args);
+    }
+
+    private static String nameFrom(String pid, Object fileName) {
+        if (pid != null && pid.startsWith(FACTORY_PID + "~")) {
+            return pid.substring(FACTORY_PID.length() + 1);
+        }
+        if (fileName != null) {
+            String f = String.valueOf(fileName);
+            f = f.substring(f.lastIndexOf('/') + 1);
+            String prefix = FACTORY_PID + "-";
+            if (f.startsWith(prefix) && f.endsWith(".cfg")) {
+                return f.substring(prefix.length(), f.length() - 4);
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,55 @@
+package dev.strata.core.internal;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** An in-memory {@link DefinitionStore}; it can be told to fail, and keeps its contents across managers. */
+public final class MemStore implements DefinitionStore {
+    private final Map<String, DeviceDefinition> byKey = new LinkedHashMap<>();
+    private final AtomicInteger next = new AtomicInteger();
+    volatile boolean failSaves;
+
+    @Override
+    public synchronized String save(DeviceDefinition def) throws IOException {
+        if (failSaves) {
+            throw new IOException("store is read-only (test)");
+        }
+        for (Map.Entry<String, DeviceDefinition> e : byKey.entrySet()) {
+            if (e.getValue().name().equals(def.name())) {
+                e.setValue(def);
+                return e.getKey();
+            }
+        }
+        String key = "dev.strata.device~" + def.name() + "#" + next.incrementAndGet();
+        byKey.put(key, def);
+        return key;
+    }
+
+    @Override
+    public synchronized void delete(String name) {
+        byKey.values().removeIf(d -> d.name().equals(name));
+    }
+
+    @Override
+    public synchronized Optional<DeviceDefinition> load(String key) {
+        return Optional.ofNullable(byKey.get(key));
+    }
+
+    public synchronized Map<String, DeviceDefinition> snapshot() {
+        return new LinkedHashMap<>(byKey);
+    }
+
+    /** Adds a definition "from outside" and returns its key. */
+    synchronized String putExternal(DeviceDefinition def) {
+        String key = "external-" + next.incrementAndGet();
+        byKey.put(key, def);
+        return key;
+    }
+
+    synchronized void removeKey(String key) {
+        byKey.remove(key);
+    }
+}

@@ -1,0 +1,73 @@
+package dev.strata.core.internal.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.core.internal.DeviceDefinition;
+
+class DefinitionCodecTest {
+
+    @Test
+    void roundTrip() {
+        Map<String, String> args = new LinkedHashMap<>();
+        args.put("path", "var/disk0.img");
+        args.put("size", "1G");
+        args.put("create", "true");
+        DeviceDefinition def = new DeviceDefinition("disk0", "file", args);
+        Dictionary<String, Object> props = DefinitionCodec.encode(def);
+        assertEquals("disk0", props.get("name"));
+        assertEquals("file", props.get("type"));
+        assertEquals("var/disk0.img", props.get("arg.path"));
+        assertEquals("1G", props.get("arg.size"));
+        assertEquals(5, props.size());
+        assertEquals(def, DefinitionCodec.decode("dev.strata.device~disk0", props));
+    }
+
+    @Test
+    void ignoresFrameworkPropertiesAndReadsNonStrings() {
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("service.pid", "dev.strata.device.1234");
+        props.put("service.factoryPid", "dev.strata.device");
+        props.put("felix.fileinstall.filename", "file:/opt/strata/deploy/dev.strata.device-cache0.cfg");
+        props.put("name", "cache0");
+        props.put("type", "linear");
+        props.put("arg.device", "disk0");
+        props.put("arg.offset", 4096L);
+        DeviceDefinition def = DefinitionCodec.decode("dev.strata.device.1234", props);
+        assertEquals(new DeviceDefinition("cache0", "linear", Map.of("device", "disk0", "offset", "4096")), def);
+    }
+
+    @Test
+    void nameFromTheNamedPidOrTheFileInstallFile() {
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("type", "memory");
+        props.put("arg.size", "1M");
+        assertEquals("ram0", DefinitionCodec.decode("dev.strata.device~ram0", props).name());
+        props.put("felix.fileinstall.filename", "file:/opt/strata/deploy/dev.strata.device-ram1.cfg");
+        assertEquals("ram1", DefinitionCodec.decode("dev.strata.device.77", props).name());
+    }
+
+    @Test
+    void invalidDefinitionsAreRefused() {
+        Hashtable<String, Object> props = new Hashtable<>();
+        props.put("type", "memory");
+        assertTrue(assertThrows(InvalidArgumentException.class, () -> DefinitionCodec.decode("x.1", props))
+                .getMessage().contains("no 'name'"));
+        props.put("name", "bad name");
+        assertTrue(assertThrows(InvalidArgumentException.class, () -> DefinitionCodec.decode("x.1", props))
+                .getMessage().contains("invalid device name"));
+        props.put("name", "ok");
+        props.remove("type");
+        assertTrue(assertThrows(InvalidArgumentException.class, () -> DefinitionCodec.decode("x.1", props))
+                .getMessage().contains("no 'type'"));
+    }
+}

@@ -1,0 +1,31 @@
+package dev.strata.driver.direct.internal;
+
+import dev.strata.api.Target;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import org.osgi.service.component.annotations.Component;
+
+/** Builds {@code direct} targets: {@code direct path=… [size=…] [create=true]}. */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + DirectTarget.TYPE)
+public class DirectTargetFactory implements TargetFactory {
+
+    @Override
+    public String usage() {
+        return "path=<file> [size=<bytes, k/M/G/T>] [create=true]  regular file with O_DIRECT (no page cache);"
+                + " size a multiple of the file system block size";
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        FileSpec.parse(DirectTarget.TYPE, arguments);
+        return List.of();
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        return DirectTarget.open(FileSpec.parse(DirectTarget.TYPE, context.arguments()));
+    }
+}

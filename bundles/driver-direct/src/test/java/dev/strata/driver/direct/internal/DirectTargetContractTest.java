@@ -1,0 +1,19 @@
+package dev.strata.driver.direct.internal;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.testsupport.contract.BlockDeviceContract;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The BlockDevice contract on a fresh sparse file opened with O_DIRECT. */
+class DirectTargetContractTest extends BlockDeviceContract {
+    @TempDir
+    Path dir;
+
+    @Override
+    protected BlockDevice newDevice(long size) throws Exception {
+        return DirectTarget.open(FileSpec.parse("direct", Map.of(
+                "path", dir.resolve("disk.img").toString(), "size", Long.toString(size), "create", "true")));
+    }
+}

@@ -1,0 +1,31 @@
+package dev.strata.driver.file.internal;
+
+import dev.strata.api.Target;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import org.osgi.service.component.annotations.Component;
+
+/** Builds {@code file} targets: {@code file path=… [size=…] [create=true]}. */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + FileTarget.TYPE)
+public class FileTargetFactory implements TargetFactory {
+
+    @Override
+    public String usage() {
+        return "path=<file> [size=<bytes, k/M/G/T>] [create=true]  regular file through the page cache;"
+                + " create=true creates (sparse) or grows the file to size=";
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        FileSpec.parse(FileTarget.TYPE, arguments);
+        return List.of();
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        return FileTarget.open(FileSpec.parse(FileTarget.TYPE, context.arguments()));
+    }
+}

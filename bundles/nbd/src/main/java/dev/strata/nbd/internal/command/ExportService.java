@@ -1,0 +1,258 @@
+package dev.strata.nbd.internal.command;
+
+import dev.strata.api.DeviceHandle;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.nbd.internal.server.Export;
+import dev.strata.nbd.internal.server.NbdServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The exports: what {@code nbd:export} / {@code nbd:unexport} change and what stored
+ * configurations bring back after a restart.
+ *
+ * <p>An export started by a command is validated and started first, then stored; nothing is
+ * started or stored when anything is wrong. An export that comes from a stored configuration
+ * and whose device is not there yet (or whose port is busy) waits and is retried every
+ * {@code retryMillis}. Each running export holds its device open as {@code nbd:NAME}, so the
+ * device cannot be removed while exported. All methods are synchronized on this object.
+ */
+public final class ExportService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExportService.class);
+    private static final long DRAIN_MILLIS = 30_000;
+
+    /** One export this service knows about, running or waiting. */
+    private static final class Entry {
+        final ExportSpec spec;
+        String id;
+        DeviceHandle handle;
+        Export export;
+        String problem = "";
+
+        Entry(ExportSpec spec) {
+            this.spec = spec;
+        }
+    }
+
+    private final DeviceManager devices;
+    private final ExportStore store;
+    private final NbdServer server;
+    private final String defaultBind;
+    private final Map<String, Entry> byName = new LinkedHashMap<>();
+    private final ScheduledExecutorService retry;
+
+    public ExportService(DeviceManager devices, ExportStore store, NbdServer server, String defaultBind, long retryMillis) {
+        this.devices = devices;
+        this.store = store;
+        this.server = server;
+        this.defaultBind = defaultBind == null || defaultBind.isEmpty() ? ExportSpec.DEFAULT_BIND : defaultBind;
+        this.retry = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nbd-export-retry");
+            t.setDaemon(true);
+            return t;
+        });
+        retry.scheduleWithFixedDelay(this::retryWaiting, retryMillis, retryMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Starts an export for a user and stores it.
+     *
+     * @param bind null when the user gave no {@code --bind}: the default address is used, and it
+     *             must be a loopback address
+     * @throws InvalidArgumentException unknown device, name taken, bad or non-loopback address,
+     *         port in use; nothing is started or stored
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly)
+            throws IOException {
+        boolean explicit = bind != null && !bind.isEmpty();
+        ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly);
+        InetAddress address = resolve(spec.bind());
+        if (!explicit && !address.isLoopbackAddress()) {
+            throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
+                    + " is not a loopback address; give --bind " + spec.bind() + " explicitly to export to the network");
+        }
+        if (byName.containsKey(spec.name())) {
+            throw new InvalidArgumentException("nbd:export: an export named '" + spec.name()
+                    + "' exists already; choose another --name or nbd:unexport it first");
+        }
+        if (devices.info(spec.device()).isEmpty()) {
+            throw new InvalidArgumentException("nbd:export: no device '" + spec.device() + "'; dev:list shows the devices");
+        }
+        Entry e = new Entry(spec);
+        start(e, address);
+        try {
+            e.id = store.create(spec);
+        } catch (IOException | RuntimeException ex) {
+            stop(e);
+            throw new IOException("nbd:export: cannot store the export: " + ex.getMessage(), ex);
+        }
+        byName.put(spec.name(), e);
+        LOG.info("exported device '{}' as '{}' on {}:{}{}", spec.device(), spec.name(), spec.bind(), e.export.port(),
+                spec.readOnly() ? " (read-only)" : "");
+        return e.export;
+    }
+
+    /**
+     * Stops an export and forgets it.
+     *
+     * @throws InvalidArgumentException if there is no such export
+     */
+    public synchronized void unexport(String name) throws IOException {
+        Entry e = byName.get(name);
+        if (e == null) {
+            throw new InvalidArgumentException("nbd:unexport: no export named '" + name + "'; nbd:exports lists them");
+        }
+        byName.remove(name);
+        stop(e);
+        if (e.id != null) {
+            store.delete(e.id);
+        }
+        LOG.info("unexported '{}'", name);
+    }
+
+    /** A stored configuration appeared or changed (also called for each one at startup). */
+    public synchronized void configured(String id, ExportSpec spec) {
+        for (Entry e : byName.values()) {
+            if (id.equals(e.id)) {
+                if (e.spec.equals(spec)) {
+                    return;
+                }
+                byName.remove(e.spec.name());
+                stop(e);
+                break;
+            }
+        }
+        Entry existing = byName.get(spec.name());
+        if (existing != null) {
+            if (existing.id == null || !existing.id.equals(id)) {
+                LOG.warn("configuration {} exports '{}' but that name is taken by configuration {}; ignored", id,
+                        spec.name(), existing.id);
+            }
+            return;
+        }
+        Entry e = new Entry(spec);
+        e.id = id;
+        byName.put(spec.name(), e);
+        tryStart(e);
+    }
+
+    /** A stored configuration was deleted. */
+    public synchronized void deleted(String id) {
+        for (Entry e : new ArrayList<>(byName.values())) {
+            if (id.equals(e.id)) {
+                byName.remove(e.spec.name());
+                stop(e);
+                LOG.info("unexported '{}' (its configuration was deleted)", e.spec.name());
+            }
+        }
+    }
+
+    /** What {@code nbd:exports} shows, one map per export in a stable order. */
+    public synchronized List<Map<String, String>> status() {
+        List<Map<String, String>> out = new ArrayList<>();
+        for (Entry e : byName.values()) {
+            Map<String, String> m = new LinkedHashMap<>();
+            m.put("name", e.spec.name());
+            m.put("device", e.spec.device());
+            m.put("address", e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
+            m.put("readonly", Boolean.toString(e.spec.readOnly()));
+            m.put("state", e.export != null ? "serving" : "waiting: " + e.problem);
+            m.put("connections", Integer.toString(e.export != null ? e.export.connectionCount() : 0));
+            m.put("bytes_read", Long.toString(e.export != null ? e.export.bytesRead() : 0));
+            m.put("bytes_written", Long.toString(e.export != null ? e.export.bytesWritten() : 0));
+            m.put("requests", Long.toString(e.export != null ? e.export.requests() : 0));
+            m.put("errors", Long.toString(e.export != null ? e.export.errors() : 0));
+            out.add(m);
+        }
+        return out;
+    }
+
+    private void retryWaiting() {
+        synchronized (this) {
+            for (Entry e : byName.values()) {
+                if (e.export == null) {
+                    tryStart(e);
+                }
+            }
+        }
+    }
+
+    private void tryStart(Entry e) {
+        try {
+            if (devices.info(e.spec.device()).isEmpty()) {
+                e.problem = "device '" + e.spec.device() + "' does not exist yet";
+                return;
+            }
+            start(e, resolve(e.spec.bind()));
+            e.problem = "";
+            LOG.info("exported device '{}' as '{}' on {}:{}", e.spec.device(), e.spec.name(), e.spec.bind(),
+                    e.export.port());
+        } catch (IOException | RuntimeException ex) {
+            String p = ex.getMessage();
+            if (!Objects.equals(p, e.problem)) {
+                LOG.warn("export '{}' cannot start yet: {}", e.spec.name(), p);
+            }
+            e.problem = p;
+        }
+    }
+
+    private void start(Entry e, InetAddress address) throws IOException {
+        DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
+        try {
+            e.export = server.addExport(e.spec.name(), "device " + e.spec.device(), h,
+                    new InetSocketAddress(address, e.spec.port()), e.spec.readOnly());
+            e.handle = h;
+        } catch (IOException | RuntimeException ex) {
+            h.close();
+            throw ex;
+        }
+    }
+
+    private void stop(Entry e) {
+        if (e.export != null) {
+            server.removeExport(e.spec.name(), DRAIN_MILLIS);
+            e.export = null;
+        }
+        if (e.handle != null) {
+            try {
+                e.handle.close();
+            } catch (IOException ex) {
+                LOG.warn("closing device '{}' for export '{}': {}", e.spec.device(), e.spec.name(), ex.toString());
+            }
+            e.handle = null;
+        }
+    }
+
+    private static InetAddress resolve(String bind) {
+        try {
+            return InetAddress.getByName(bind);
+        } catch (UnknownHostException e) {
+            throw new InvalidArgumentException("nbd:export: cannot resolve bind address '" + bind + "'");
+        }
+    }
+
+    /** Stops every export (they stay stored and come back with the next start). */
+    @Override
+    public void close() {
+        retry.shutdownNow();
+        synchronized (this) {
+            for (Entry e : byName.values()) {
+                stop(e);
+            }
+            byName.clear();
+        }
+    }
+}

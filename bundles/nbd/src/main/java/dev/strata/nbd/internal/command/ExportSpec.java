@@ -1,0 +1,74 @@
+package dev.strata.nbd.internal.command;
+
+import dev.strata.api.InvalidArgumentException;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One export's settings, as given to {@code nbd:export} or stored in a configuration with
+ * factory PID {@value #FACTORY_PID} (properties {@code device}, {@code name}, {@code bind},
+ * {@code port}, {@code readonly}).
+ */
+public record ExportSpec(String device, String name, String bind, int port, boolean readOnly) {
+    public static final String FACTORY_PID = "dev.strata.nbd.export";
+    public static final String DEFAULT_BIND = "127.0.0.1";
+    public static final int DEFAULT_PORT = 10809;
+
+    public ExportSpec {
+        if (device == null || device.isBlank()) {
+            throw new InvalidArgumentException("nbd export: no device given; usage: nbd:export DEVICE [--name N] [--bind A] [--port P] [--readonly]");
+        }
+        if (name == null || name.isEmpty()) {
+            name = device;
+        }
+        if (name.length() > 256 || name.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+            throw new InvalidArgumentException("nbd export: name '" + name + "' is not usable; use at most 256 printable characters");
+        }
+        if (bind == null || bind.isEmpty()) {
+            bind = DEFAULT_BIND;
+        }
+        if (port < 1 || port > 65535) {
+            throw new InvalidArgumentException("nbd export: port " + port + " is out of range; use 1 to 65535");
+        }
+    }
+
+    /** Reads a stored configuration (values may be strings, as FileInstall writes them). */
+    public static ExportSpec fromProperties(Dictionary<String, ?> props) {
+        Object device = props.get("device");
+        Object name = props.get("name");
+        Object bind = props.get("bind");
+        Object port = props.get("port");
+        Object ro = props.get("readonly");
+        int p;
+        try {
+            p = port == null ? DEFAULT_PORT : port instanceof Number n ? n.intValue() : Integer.parseInt(port.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidArgumentException("nbd export: port=" + port + " is not a number");
+        }
+        boolean readOnly = ro != null && (ro instanceof Boolean b ? b : Boolean.parseBoolean(ro.toString().trim()));
+        return new ExportSpec(device == null ? null : device.toString(), name == null ? null : name.toString(),
+                bind == null ? null : bind.toString(), p, readOnly);
+    }
+
+    public Dictionary<String, Object> toProperties() {
+        Hashtable<String, Object> t = new Hashtable<>();
+        t.put("device", device);
+        t.put("name", name);
+        t.put("bind", bind);
+        t.put("port", port);
+        t.put("readonly", readOnly);
+        return t;
+    }
+
+    public Map<String, String> asMap() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("device", device);
+        m.put("name", name);
+        m.put("bind", bind);
+        m.put("port", Integer.toString(port));
+        m.put("readonly", Boolean.toString(readOnly));
+        return m;
+    }
+}

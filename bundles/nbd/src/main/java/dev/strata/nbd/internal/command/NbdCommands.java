@@ -1,0 +1,83 @@
+package dev.strata.nbd.internal.command;
+
+import dev.strata.nbd.internal.server.Export;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+/** Gogo commands {@code nbd:export}, {@code nbd:exports}, {@code nbd:unexport}: parse, delegate, render. */
+@Component(service = NbdCommands.class, property = {"osgi.command.scope=nbd", "osgi.command.function=export",
+        "osgi.command.function=exports", "osgi.command.function=unexport"})
+public class NbdCommands {
+
+    @Reference
+    NbdComponent nbd;
+
+    @Descriptor("export a device over NBD (the export persists until nbd:unexport)")
+    public String export(
+            @Descriptor("export name (default: the device name)") @Parameter(names = "--name", absentValue = "") String name,
+            @Descriptor("address to listen on (default 127.0.0.1; a non-loopback address must be given explicitly)")
+            @Parameter(names = "--bind", absentValue = "") String bind,
+            @Descriptor("TCP port (default 10809; exports may share a port)")
+            @Parameter(names = "--port", absentValue = "10809") int port,
+            @Descriptor("refuse writes") @Parameter(names = "--readonly", presentValue = "true", absentValue = "false")
+            boolean readOnly,
+            @Descriptor("the device to export") String device) throws IOException {
+        Export e = nbd.exports().export(device, name, bind, port, readOnly);
+        return "exported " + device + " as nbd://" + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
+                + (readOnly ? " (read-only)" : "");
+    }
+
+    @Descriptor("list NBD exports with their connections and bytes served")
+    public String exports() {
+        return Render.table(nbd.exports().status(),
+                List.of("name", "device", "address", "readonly", "state", "connections", "bytes_read", "bytes_written"));
+    }
+
+    @Descriptor("stop exporting and forget an export")
+    public String unexport(@Descriptor("the export's name") String name) throws IOException {
+        nbd.exports().unexport(name);
+        return "unexported " + name;
+    }
+
+    private static String hostForUri(String address) {
+        return address.contains(":") ? "[" + address + "]" : address;
+    }
+
+    /** Plain-text tables for the shell. */
+    static final class Render {
+        static String table(List<Map<String, String>> rows, List<String> columns) {
+            if (rows.isEmpty()) {
+                return "no exports";
+            }
+            int[] w = new int[columns.size()];
+            for (int i = 0; i < w.length; i++) {
+                w[i] = columns.get(i).length();
+                for (Map<String, String> r : rows) {
+                    w[i] = Math.max(w[i], r.getOrDefault(columns.get(i), "").length());
+                }
+            }
+            StringBuilder s = new StringBuilder();
+            line(s, w, columns);
+            for (Map<String, String> r : rows) {
+                s.append('\n');
+                line(s, w, columns.stream().map(c -> r.getOrDefault(c, "")).toList());
+            }
+            return s.toString();
+        }
+
+        private static void line(StringBuilder s, int[] w, List<String> cells) {
+            for (int i = 0; i < cells.size(); i++) {
+                String c = cells.get(i);
+                s.append(c);
+                if (i < cells.size() - 1) {
+                    s.append(" ".repeat(w[i] - c.length() + 2));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,293 @@
+package dev.strata.nbd.internal.server;
+
+import dev.strata.nbd.internal.exec.Replies;
+import dev.strata.nbd.internal.exec.RequestExecutor;
+import dev.strata.nbd.internal.protocol.Nbd;
+import dev.strata.nbd.internal.protocol.ReplyCodec;
+import dev.strata.nbd.internal.protocol.Request;
+import dev.strata.nbd.internal.session.Negotiated;
+import dev.strata.nbd.internal.session.ServerHandshake;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection.
+ *
+ * <h2>Threads and locks</h2>
+ * The first thread runs the negotiation, then becomes a worker. Workers take turns holding the
+ * <em>read lock</em>: the holder reads and checks one request (header, then its payload into a
+ * pooled buffer, or skips the payload of a rejected write), releases the lock, runs the request
+ * against the device and writes the reply under the <em>write lock</em> with one gathering write.
+ * So up to {@code workers} requests run at once and replies leave in completion order. Workers
+ * are started on demand: when the reader finds nobody waiting to read next, it starts another
+ * (up to the limit), so a queue-depth-1 client costs one thread and a deep queue gets many.
+ * The last worker to leave closes the socket; nothing else closes it except {@link #close()}.
+ *
+ * <p>A client's bad input (bad magic, truncated header or payload) drops only this connection:
+ * requests already running finish against the device; their replies are discarded.
+ */
+final class Connection {
+    private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    private final SocketChannel channel;
+    private final Listener listener;
+    private final NbdServer server;
+    private final String id;
+    private final ReentrantLock readLock = new ReentrantLock();
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final AtomicInteger live = new AtomicInteger(1);
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private volatile boolean stopping;
+    private volatile Export export;
+    private RequestExecutor exec;
+    private boolean structured;
+    private SocketInput input;
+
+    Connection(SocketChannel channel, Listener listener, NbdServer server) {
+        this.channel = channel;
+        this.listener = listener;
+        this.server = server;
+        this.id = "nbd-" + IDS.incrementAndGet();
+    }
+
+    void start() {
+        Thread t = new Thread(this::negotiateThenServe, id);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    Export export() {
+        return export;
+    }
+
+    /** Drops the connection at once; running requests finish, their replies are discarded. */
+    void close() {
+        stopping = true;
+        try {
+            channel.close();
+        } catch (IOException e) {
+            LOG.debug("{}: close: {}", id, e.toString());
+        }
+    }
+
+    /** Waits until every worker has left. */
+    boolean awaitClosed(long timeout, TimeUnit unit) throws InterruptedException {
+        return closed.await(timeout, unit);
+    }
+
+    private void negotiateThenServe() {
+        try {
+            ScheduledFuture<?> timeout = server.timer.schedule(() -> {
+                LOG.info("{}: negotiation took longer than {} ms; dropping the connection", id,
+                        server.settings.handshakeTimeoutMillis());
+                close();
+            }, server.settings.handshakeTimeoutMillis(), TimeUnit.MILLISECONDS);
+            Negotiated n;
+            try {
+                n = new ServerHandshake(channel, listener).run();
+            } catch (IOException e) {
+                LOG.debug("{}: negotiation failed: {}", id, e.toString());
+                n = null;
+            } finally {
+                timeout.cancel(false);
+            }
+            if (n == null || stopping) {
+                return;
+            }
+            Export e = (Export) n.export();
+            e.connections.add(this);
+            export = e;
+            if (e.listener != listener) {
+                // unexported while we negotiated
+                return;
+            }
+            structured = n.structuredReplies();
+            exec = new RequestExecutor(e.device(), e.readOnly(), structured, n.baseAllocation(), server.pool,
+                    e.counters, e.rmwLock);
+            input = new SocketInput(channel, server.settings.inputBuffer());
+            LOG.debug("{}: export '{}' (structured={}, base:allocation={})", id, e.name(), structured,
+                    n.baseAllocation());
+            serve();
+        } finally {
+            leave();
+        }
+    }
+
+    private void spawnWorker() {
+        live.incrementAndGet();
+        Thread t = new Thread(() -> {
+            try {
+                serve();
+            } finally {
+                leave();
+            }
+        }, id + "-w" + live.get());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void leave() {
+        if (live.decrementAndGet() == 0) {
+            close();
+            Export e = export;
+            if (e != null) {
+                e.connections.remove(this);
+            }
+            listener.connections.remove(this);
+            closed.countDown();
+        }
+    }
+
+    private void serve() {
+        Request req = new Request();
+        WorkerReplies replies = new WorkerReplies();
+        while (true) {
+            ByteBuffer payload = null;
+            int errno;
+            readLock.lock();
+            try {
+                if (stopping) {
+                    return;
+                }
+                if (!input.readHeader(req)) {
+                    stopping = true;
+                    return;
+                }
+                errno = exec.check(req);
+                if (req.type == Nbd.CMD_DISC) {
+                    // soft disconnect: finish what runs, read nothing more
+                    stopping = true;
+                    return;
+                }
+                if (RequestExecutor.hasPayload(req)) {
+                    if (errno != 0) {
+                        input.skip(req.length);
+                    } else {
+                        payload = server.pool.acquire((int) req.length);
+                        input.readFully(payload);
+                        payload.flip();
+                    }
+                }
+                if (!readLock.hasQueuedThreads() && live.get() < server.settings.workers()) {
+                    spawnWorker();
+                }
+            } catch (IOException | RuntimeException e) {
+                if (!stopping) {
+                    LOG.debug("{}: dropping connection: {}", id, e.toString());
+                }
+                if (payload != null) {
+                    server.pool.release(payload);
+                }
+                close();
+                return;
+            } finally {
+                readLock.unlock();
+            }
+            try {
+                if (errno != 0) {
+                    export.counters.errors.increment();
+                    replies.error(req, errno, exec.checkMessage(req, errno));
+                } else {
+                    exec.execute(req, payload, replies);
+                }
+            } catch (IOException | RuntimeException e) {
+                if (!stopping) {
+                    LOG.debug("{}: cannot send reply: {}", id, e.toString());
+                }
+                close();
+                return;
+            } finally {
+                if (payload != null) {
+                    server.pool.release(payload);
+                }
+            }
+        }
+    }
+
+    /** Encodes replies for one worker, reusing its header buffer. */
+    private final class WorkerReplies implements Replies {
+        private final ByteBuffer header = ByteBuffer.allocateDirect(64);
+        private final ByteBuffer[] gather = new ByteBuffer[2];
+
+        @Override
+        public void ok(Request r) throws IOException {
+            header.clear();
+            if (structured && r.type == Nbd.CMD_READ) {
+                ReplyCodec.structured(header, Nbd.REPLY_FLAG_DONE, Nbd.REPLY_TYPE_NONE, r.cookie, 0);
+            } else {
+                ReplyCodec.simple(header, 0, r.cookie);
+            }
+            header.flip();
+            send(header, null);
+        }
+
+        @Override
+        public void error(Request r, int errno, String message) throws IOException {
+            if (structured) {
+                byte[] m = ReplyCodec.messageBytes(message);
+                ByteBuffer b = ByteBuffer.allocate(Nbd.STRUCTURED_REPLY_HEADER_SIZE + 6 + m.length);
+                ReplyCodec.error(b, r.cookie, errno, m);
+                b.flip();
+                send(b, null);
+            } else {
+                header.clear();
+                ReplyCodec.simple(header, errno, r.cookie);
+                header.flip();
+                send(header, null);
+            }
+        }
+
+        @Override
+        public void data(Request r, ByteBuffer data) throws IOException {
+            header.clear();
+            if (structured) {
+                ReplyCodec.offsetData(header, r.cookie, r.offset, data.remaining());
+            } else {
+                ReplyCodec.simple(header, 0, r.cookie);
+            }
+            header.flip();
+            send(header, data);
+        }
+
+        @Override
+        public void extents(Request r, int contextId, int[] lengths, int[] flags, int count) throws IOException {
+            ByteBuffer b = ByteBuffer.allocate(Nbd.STRUCTURED_REPLY_HEADER_SIZE + 4 + 8 * count);
+            ReplyCodec.blockStatusHeader(b, r.cookie, contextId, count);
+            for (int i = 0; i < count; i++) {
+                b.putInt(lengths[i]).putInt(flags[i]);
+            }
+            b.flip();
+            send(b, null);
+        }
+
+        private void send(ByteBuffer head, ByteBuffer body) throws IOException {
+            writeLock.lock();
+            try {
+                if (body == null) {
+                    while (head.hasRemaining()) {
+                        channel.write(head);
+                    }
+                } else {
+                    gather[0] = head;
+                    gather[1] = body;
+                    while (body.hasRemaining()) {
+                        channel.write(gather);
+                    }
+                    gather[0] = null;
+                    gather[1] = null;
+                }
+            } finally {
+                writeLock.unlock();
+            }
+        }
+    }
+}

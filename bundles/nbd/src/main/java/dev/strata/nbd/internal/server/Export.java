@@ -1,0 +1,86 @@
+package dev.strata.nbd.internal.server;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.nbd.internal.exec.IoCounters;
+import dev.strata.nbd.internal.session.ExportView;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** One export: a name on a listener, the device behind it and its counters. */
+public final class Export implements ExportView {
+    private final String name;
+    private final String description;
+    private final BlockDevice device;
+    private final boolean readOnly;
+    final IoCounters counters = new IoCounters();
+    final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    final Object rmwLock = new Object();
+    volatile Listener listener;
+
+    Export(String name, String description, BlockDevice device, boolean readOnly) {
+        this.name = name;
+        this.description = description;
+        this.device = device;
+        this.readOnly = readOnly;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public long size() {
+        return device.size();
+    }
+
+    @Override
+    public boolean readOnly() {
+        return readOnly;
+    }
+
+    @Override
+    public boolean canFastZero() {
+        return device.canFastZero();
+    }
+
+    public BlockDevice device() {
+        return device;
+    }
+
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    public long bytesRead() {
+        return counters.bytesRead.sum();
+    }
+
+    public long bytesWritten() {
+        return counters.bytesWritten.sum();
+    }
+
+    public long requests() {
+        return counters.requests.sum();
+    }
+
+    public long errors() {
+        return counters.errors.sum();
+    }
+
+    public String bindAddress() {
+        Listener l = listener;
+        return l == null ? "" : l.address().getAddress().getHostAddress();
+    }
+
+    /** The listener's port (the real one when 0 was asked for). */
+    public int port() {
+        Listener l = listener;
+        return l == null ? 0 : l.address().getPort();
+    }
+}

@@ -1,0 +1,118 @@
+package dev.strata.nbd.internal.server;
+
+import dev.strata.nbd.internal.session.ExportCatalog;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A listening socket and the exports reachable through it (chosen by export name). */
+final class Listener implements ExportCatalog {
+    private static final Logger LOG = LoggerFactory.getLogger(Listener.class);
+
+    private final ServerSocketChannel server;
+    private final InetSocketAddress address;
+    private final NbdServer owner;
+    final Map<String, Export> exports = new ConcurrentSkipListMap<>();
+    final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    Listener(InetSocketAddress bind, NbdServer owner) throws IOException {
+        this.owner = owner;
+        this.server = ServerSocketChannel.open();
+        try {
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(bind, 128);
+        } catch (IOException e) {
+            server.close();
+            throw e;
+        }
+        this.address = (InetSocketAddress) server.getLocalAddress();
+        this.acceptor = new Thread(this::acceptLoop, "nbd-accept-" + address.getAddress().getHostAddress() + ":"
+                + address.getPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public Export find(String name) {
+        Export e = exports.get(name);
+        if (e == null && name.isEmpty() && exports.size() == 1) {
+            e = exports.values().iterator().next();
+        }
+        return e;
+    }
+
+    @Override
+    public List<Export> list() {
+        return new ArrayList<>(exports.values());
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.warn("accept on {} failed: {}", address, e.toString());
+                }
+                continue;
+            }
+            try {
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                Connection c = new Connection(ch, this, owner);
+                connections.add(c);
+                if (closed) {
+                    c.close();
+                    connections.remove(c);
+                    return;
+                }
+                c.start();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("cannot set up connection from {}: {}", ch, e.toString());
+                try {
+                    ch.close();
+                } catch (IOException ignored) {
+                    // nothing more to do
+                }
+            }
+        }
+    }
+
+    /** Stops accepting and drops every connection. */
+    void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.debug("close {}: {}", address, e.toString());
+        }
+        for (Connection c : connections) {
+            c.close();
+        }
+        try {
+            acceptor.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

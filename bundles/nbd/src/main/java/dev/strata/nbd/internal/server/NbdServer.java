@@ -1,0 +1,155 @@
+package dev.strata.nbd.internal.server;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.nbd.internal.exec.BufferPool;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The NBD server: exports by name, each bound to a listener (address and port). Several exports
+ * may share a listener; a client picks one by name. Thread-safe.
+ */
+public final class NbdServer implements Closeable {
+
+    /**
+     * @param workers                 most requests run at once per connection
+     * @param handshakeTimeoutMillis  a client that has not finished negotiating by then is dropped
+     * @param inputBuffer             bytes buffered per connection when reading requests
+     * @param poolBudget              most bytes of idle I/O buffers kept for reuse
+     */
+    public record Settings(int workers, long handshakeTimeoutMillis, int inputBuffer, long poolBudget) {
+        public static Settings defaults() {
+            return new Settings(16, 30_000, 256 * 1024, 256L << 20);
+        }
+    }
+
+    final Settings settings;
+    final BufferPool pool;
+    final ScheduledExecutorService timer;
+    private final Map<String, Listener> listeners = new HashMap<>();
+    private final Map<String, Export> exports = new LinkedHashMap<>();
+    private boolean closed;
+
+    public NbdServer() {
+        this(Settings.defaults());
+    }
+
+    public NbdServer(Settings settings) {
+        this.settings = settings;
+        this.pool = new BufferPool(settings.poolBudget());
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nbd-timer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Exports {@code device} as {@code name} on {@code bind} (port 0 picks a free port).
+     *
+     * @throws InvalidArgumentException if the name is taken or the address cannot be bound; nothing is started
+     */
+    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+            boolean readOnly) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("NBD server is closed");
+        }
+        if (exports.containsKey(name)) {
+            throw new InvalidArgumentException("an export named '" + name + "' exists already; choose another --name or nbd:unexport it first");
+        }
+        String key = key(bind);
+        Listener l = bind.getPort() == 0 ? null : listeners.get(key);
+        if (l == null) {
+            try {
+                l = new Listener(bind, this);
+            } catch (IOException e) {
+                throw new InvalidArgumentException("cannot listen on " + bind.getAddress().getHostAddress() + ":"
+                        + bind.getPort() + ": " + e.getMessage() + "; choose another --port or --bind");
+            }
+            listeners.put(key(l.address()), l);
+        }
+        Export e = new Export(name, description, device, readOnly);
+        e.listener = l;
+        l.exports.put(name, e);
+        exports.put(name, e);
+        return e;
+    }
+
+    /**
+     * Removes an export: drops its connections and waits (up to {@code timeoutMillis}) for their
+     * running requests to finish, so the device may be closed afterwards. Closes the listener when
+     * no export is left on it.
+     *
+     * @return false if there is no such export
+     */
+    public boolean removeExport(String name, long timeoutMillis) {
+        Export e;
+        synchronized (this) {
+            e = exports.remove(name);
+            if (e == null) {
+                return false;
+            }
+            Listener l = e.listener;
+            l.exports.remove(name);
+            e.listener = null;
+            if (l.exports.isEmpty()) {
+                listeners.remove(key(l.address()));
+                l.close();
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        for (Connection c : new ArrayList<>(e.connections)) {
+            c.close();
+        }
+        for (Connection c : new ArrayList<>(e.connections)) {
+            try {
+                c.awaitClosed(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return true;
+    }
+
+    public synchronized Export export(String name) {
+        return exports.get(name);
+    }
+
+    public synchronized List<Export> exports() {
+        return new ArrayList<>(exports.values());
+    }
+
+    @Override
+    public void close() {
+        List<String> names;
+        synchronized (this) {
+            closed = true;
+            names = new ArrayList<>(exports.keySet());
+        }
+        for (String n : names) {
+            removeExport(n, 10_000);
+        }
+        synchronized (this) {
+            for (Listener l : listeners.values()) {
+                l.close();
+            }
+            listeners.clear();
+        }
+        timer.shutdownNow();
+    }
+
+    private static String key(InetSocketAddress a) {
+        return a.getAddress().getHostAddress() + ":" + a.getPort();
+    }
+}

@@ -1,0 +1,19 @@
+package dev.strata.nbd.internal.session;
+
+/** What the negotiation needs to know about an export. */
+public interface ExportView {
+    String name();
+
+    /** Free text shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION; may be empty. */
+    String description();
+
+    /** Size in bytes. */
+    long size();
+
+    boolean readOnly();
+
+    /** Whether WRITE_ZEROES with FAST_ZERO can succeed (so SEND_FAST_ZERO is advertised). */
+    default boolean canFastZero() {
+        return false;
+    }
+}

@@ -1,0 +1,157 @@
+package dev.strata.nbd.testing;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.DeviceHandle;
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.DeviceState;
+import dev.strata.api.InvalidArgumentException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A small DeviceManager for unit tests of the export service (until the core bundle is merged):
+ * named devices added by the test, handles counted per holder.
+ */
+public final class SimpleDeviceManager implements DeviceManager {
+    private final Map<String, BlockDevice> devices = new ConcurrentHashMap<>();
+    public final Map<String, String> holders = new ConcurrentHashMap<>();
+
+    public void add(String name, BlockDevice device) {
+        devices.put(name, device);
+    }
+
+    @Override
+    public Optional<DeviceInfo> info(String name) {
+        BlockDevice d = devices.get(name);
+        if (d == null) {
+            return Optional.empty();
+        }
+        List<String> h = new ArrayList<>();
+        holders.forEach((holder, dev) -> {
+            if (dev.equals(name)) {
+                h.add(holder);
+            }
+        });
+        return Optional.of(new DeviceInfo(name, "memory", Map.of(), d.size(), d.blockSize(), DeviceState.ACTIVE,
+                List.of(), h));
+    }
+
+    @Override
+    public DeviceHandle open(String name, String holder) {
+        BlockDevice d = devices.get(name);
+        if (d == null) {
+            throw new InvalidArgumentException("no device '" + name + "'");
+        }
+        holders.put(holder, name);
+        return new DeviceHandle() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public long size() {
+                return d.size();
+            }
+
+            @Override
+            public int blockSize() {
+                return d.blockSize();
+            }
+
+            @Override
+            public void read(long offset, ByteBuffer dst) throws IOException {
+                d.read(offset, dst);
+            }
+
+            @Override
+            public void write(long offset, ByteBuffer src, int flags) throws IOException {
+                d.write(offset, src, flags);
+            }
+
+            @Override
+            public void flush() throws IOException {
+                d.flush();
+            }
+
+            @Override
+            public void discard(long offset, long length) throws IOException {
+                d.discard(offset, length);
+            }
+
+            @Override
+            public void writeZeroes(long offset, long length, int flags) throws IOException {
+                d.writeZeroes(offset, length, flags);
+            }
+
+            @Override
+            public boolean canFastZero() {
+                return d.canFastZero();
+            }
+
+            @Override
+            public void extents(long offset, long length, ExtentSink sink) throws IOException {
+                d.extents(offset, length, sink);
+            }
+
+            @Override
+            public void close() {
+                holders.remove(holder);
+            }
+        };
+    }
+
+    @Override
+    public DeviceInfo create(String name, String type, Map<String, String> arguments) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void remove(String name) {
+        if (holders.containsValue(name)) {
+            throw new InvalidArgumentException("device '" + name + "' is in use");
+        }
+        devices.remove(name);
+    }
+
+    @Override
+    public List<DeviceInfo> list() {
+        return devices.keySet().stream().map(n -> info(n).orElseThrow()).toList();
+    }
+
+    @Override
+    public Map<String, String> status(String name) {
+        return Map.of();
+    }
+
+    @Override
+    public void message(String name, String key, String value) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void suspend(String name) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void resume(String name) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public DeviceInfo reload(String name, String type, Map<String, String> arguments) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public List<TargetType> targetTypes() {
+        return List.of();
+    }
+}

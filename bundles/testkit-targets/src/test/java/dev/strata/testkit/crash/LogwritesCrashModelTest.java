@@ -1,0 +1,12 @@
+package dev.strata.testkit.crash;
+
+import dev.strata.testsupport.crash.CrashModelProperties;
+import dev.strata.testsupport.crash.CrashTestSubject;
+
+/** The crash model (jqwik, {@value CrashModelProperties#TRIES} sequences) on {@code logwrites}. */
+class LogwritesCrashModelTest extends CrashModelProperties {
+    @Override
+    protected CrashTestSubject subject() {
+        return Subjects.logwrites();
+    }
+}

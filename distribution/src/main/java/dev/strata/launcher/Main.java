@@ -1,0 +1,190 @@
+package dev.strata.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code bin/strata}: starts Felix from {@code conf/config.properties} and then either hands the
+ * console to the Gogo shell (no arguments), runs {@code -c} commands and stops, or runs as a
+ * daemon until SIGTERM/SIGINT.
+ *
+ * <p>Exit codes: 0 success; 1 a command failed (its message is the one line on stderr);
+ * 2 bad launcher arguments; 3 the framework could not start; 124 the {@code --timeout} watchdog
+ * fired; 130/143 interrupted by SIGINT/SIGTERM during {@code -c}.
+ */
+public final class Main {
+
+    static final String USAGE = String.join("\n",
+            "usage: strata [-c \"cmd; cmd\"] [--daemon] [--no-default-stack] [--timeout SECONDS]",
+            "  (no arguments)       interactive Gogo shell with the default stack running",
+            "  -c \"cmd; cmd\"        run the commands, print each result, stop; exit non-zero on the first failure",
+            "  --daemon             keep running without a shell until SIGTERM/SIGINT (after the -c commands, if any)",
+            "  --no-default-stack   do not load the default stack shipped in deploy/ (strata.default.stack)",
+            "  --timeout SECONDS    -c only: stop and exit 124 if the commands have not finished by then (default 3600)",
+            "environment: JAVA_HOME, JAVA_OPTS, STRATA_NO_DEFAULT_STACK=1, STRATA_TIMEOUT=SECONDS");
+
+    /** The process's streams, taken before Gogo's ThreadIO replaces System.out/err/in. */
+    static final PrintStream STDOUT = System.out;
+    static final PrintStream STDERR = System.err;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        int code;
+        try {
+            code = run(args);
+        } catch (UsageException e) {
+            STDERR.println("strata: " + e.getMessage());
+            STDERR.println(USAGE);
+            code = 2;
+        } catch (StartupException e) {
+            STDERR.println("strata: " + e.getMessage());
+            code = 3;
+        }
+        STDOUT.flush();
+        STDERR.flush();
+        System.exit(code);
+    }
+
+    static int run(String[] args) throws UsageException, StartupException {
+        Options options = Options.parse(args, System.getenv());
+        if (options.help) {
+            STDOUT.println(USAGE);
+            return 0;
+        }
+        Path home = Paths.get(System.getProperty("strata.home", ".")).toAbsolutePath().normalize();
+        StrataFramework framework = new StrataFramework(home, options);
+        framework.start();
+        if (options.interactive()) {
+            return framework.awaitStop();
+        }
+        return framework.runCommands();
+    }
+
+    /** One line for a failed command: its message, without a stack trace for user mistakes. */
+    static String describe(Throwable t) {
+        String message = t.getMessage();
+        if (message == null || message.isBlank()) {
+            message = t.getClass().getName();
+        } else if (!isUserError(t)) {
+            message = t.getClass().getSimpleName() + ": " + message;
+        }
+        return message.strip().replaceAll("\\s*\\R\\s*", " ");
+    }
+
+    /** Mistakes and I/O failures: the message says it all, no stack trace. */
+    static boolean isUserError(Throwable t) {
+        if (t instanceof IllegalArgumentException || t instanceof IOException || t instanceof UncheckedIOException) {
+            return true;
+        }
+        // Gogo's SyntaxError (a RuntimeException of the gogo.runtime bundle)
+        return t.getClass().getName().endsWith(".SyntaxError");
+    }
+
+    static void printFailure(PrintStream err, Throwable t) {
+        err.println("error: " + describe(t));
+        if (!isUserError(t)) {
+            t.printStackTrace(err);
+        }
+        err.flush();
+    }
+
+    static void writePidFile(Path file) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, ProcessHandle.current().pid() + "\n", StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            STDERR.println("strata: cannot write " + file + ": " + e.getMessage());
+        }
+    }
+
+    /** Command-line options. */
+    static final class Options {
+        final List<String> scripts = new ArrayList<>();
+        boolean daemon;
+        boolean noDefaultStack;
+        long timeoutSeconds = 3600;
+        boolean help;
+
+        boolean interactive() {
+            return scripts.isEmpty() && !daemon;
+        }
+
+        String script() {
+            return String.join("\n", scripts);
+        }
+
+        static Options parse(String[] args, Map<String, String> env) throws UsageException {
+            Options o = new Options();
+            String envNoDefault = env.get("STRATA_NO_DEFAULT_STACK");
+            if (envNoDefault != null && !envNoDefault.isBlank()
+                    && !List.of("0", "false", "no").contains(envNoDefault.trim().toLowerCase(Locale.ROOT))) {
+                o.noDefaultStack = true;
+            }
+            String envTimeout = env.get("STRATA_TIMEOUT");
+            if (envTimeout != null && !envTimeout.isBlank()) {
+                o.timeoutSeconds = parseTimeout(envTimeout, "STRATA_TIMEOUT");
+            }
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "-c", "--command" -> {
+                        if (i + 1 >= args.length) {
+                            throw new UsageException(a + " needs the commands to run, e.g. -c \"dev:list\"");
+                        }
+                        o.scripts.add(args[++i]);
+                    }
+                    case "--daemon", "-d" -> o.daemon = true;
+                    case "--no-default-stack" -> o.noDefaultStack = true;
+                    case "--timeout" -> {
+                        if (i + 1 >= args.length) {
+                            throw new UsageException("--timeout needs a number of seconds");
+                        }
+                        o.timeoutSeconds = parseTimeout(args[++i], "--timeout");
+                    }
+                    case "-h", "--help" -> o.help = true;
+                    default -> throw new UsageException("unknown argument '" + a + "'");
+                }
+            }
+            return o;
+        }
+
+        private static long parseTimeout(String v, String what) throws UsageException {
+            try {
+                long s = Long.parseLong(v.trim());
+                if (s <= 0) {
+                    throw new NumberFormatException();
+                }
+                return s;
+            } catch (NumberFormatException e) {
+                throw new UsageException(what + " must be a positive number of seconds, not '" + v + "'");
+            }
+        }
+    }
+
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    static final class StartupException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        StartupException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

@@ -1,0 +1,478 @@
+package dev.strata.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Dictionary;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.BundleException;
+import org.osgi.framework.Constants;
+import org.osgi.framework.FrameworkEvent;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.launch.Framework;
+import org.osgi.framework.launch.FrameworkFactory;
+import org.osgi.framework.startlevel.BundleStartLevel;
+
+/**
+ * One Felix instance of the distribution: configured from {@code conf/config.properties},
+ * bundles installed from {@code bundle/} at their start levels, stopped cleanly on every exit path.
+ *
+ * <h2>Waiting rules</h2>
+ * Every wait has a deadline (seconds, in {@code conf/config.properties}):
+ * {@code strata.startup.timeout} for the framework to reach its start level and the command
+ * processor to appear; {@code strata.command.wait} for a command's service to be registered before
+ * it runs (so scripts never race the registration); {@code strata.settle.timeout} for the devices
+ * defined in Configuration Admin to exist; {@code strata.stop.timeout} for the framework to stop.
+ */
+final class StrataFramework {
+
+    private static final String DEVICE_FACTORY_PID = "dev.strata.device";
+
+    private final Path home;
+    private final Main.Options options;
+    private final LauncherConfig config;
+    private final Path pidFile;
+    private final CountDownLatch started = new CountDownLatch(1);
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    /** Set by the shutdown hook: a signal asked us to stop. */
+    private final AtomicBoolean signalled = new AtomicBoolean();
+    private volatile Framework framework;
+    /** The process's streams, taken before Gogo's ThreadIO replaces System.out/err/in. */
+    private final PrintStream out = Main.STDOUT;
+    private final PrintStream err = Main.STDERR;
+    private final InputStream in = System.in;
+
+    StrataFramework(Path home, Main.Options options) throws Main.StartupException {
+        this.home = home;
+        this.options = options;
+        Path conf = home.resolve("conf/config.properties");
+        try {
+            this.config = LauncherConfig.load(conf, Map.of("strata.home", home.toString()));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new Main.StartupException("cannot read " + conf + ": " + e.getMessage(), e);
+        }
+        this.pidFile = Path.of(config.get("strata.pid.file", home.resolve("var/strata.pid").toString()));
+    }
+
+    void start() throws Main.StartupException {
+        Map<String, String> props = config.frameworkProperties();
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", home.resolve("conf/logback.xml").toString());
+        }
+        try {
+            Files.createDirectories(home.resolve("var/log"));
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot create " + home.resolve("var/log") + ": " + e.getMessage(), e);
+        }
+        if (!options.interactive()) {
+            // no console; and the shell must not stop the framework when its (empty) script ends
+            props.put("gosh.args", "--nointeractive --noshutdown");
+        }
+        if (options.noDefaultStack) {
+            List<String> names = config.list("strata.default.stack");
+            if (!names.isEmpty()) {
+                String alternatives = names.stream().map(Pattern::quote).collect(Collectors.joining("|"));
+                props.put("felix.fileinstall.filter", "^(?!(?:" + alternatives + ")$).*");
+            }
+        }
+
+        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader()).findFirst()
+                .orElseThrow(() -> new Main.StartupException("no OSGi framework on the class path (bin/felix.jar missing?)", null));
+        Framework fw = factory.newFramework(props);
+        try {
+            fw.init();
+            BundleContext ctx = fw.getBundleContext();
+            ctx.addFrameworkListener(event -> {
+                switch (event.getType()) {
+                    case FrameworkEvent.STARTED -> started.countDown();
+                    case FrameworkEvent.ERROR -> {
+                        Bundle b = event.getBundle();
+                        Throwable t = event.getThrowable();
+                        err.println("strata: bundle " + (b == null ? "?" : b.getSymbolicName()) + ": "
+                                + (t == null ? "error" : Main.describe(t)));
+                    }
+                    default -> {
+                    }
+                }
+            });
+            installBundles(ctx);
+            framework = fw;
+            Runtime.getRuntime().addShutdownHook(new Thread(this::onSignal, "strata-shutdown"));
+            fw.start();
+        } catch (BundleException | RuntimeException e) {
+            stopQuietly(fw);
+            throw new Main.StartupException("cannot start the framework: " + Main.describe(e), e);
+        }
+        awaitStarted();
+        Main.writePidFile(pidFile);
+    }
+
+    private void installBundles(BundleContext ctx) throws Main.StartupException {
+        Path dir = home.resolve(config.get("strata.bundle.dir", "bundle"));
+        List<Path> jars;
+        try (Stream<Path> s = Files.list(dir)) {
+            jars = s.filter(p -> p.getFileName().toString().endsWith(".jar")).sorted().toList();
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot list bundles in " + dir + ": " + e.getMessage(), e);
+        }
+        List<Bundle> toStart = new ArrayList<>();
+        for (Path jar : jars) {
+            try {
+                String location = jar.toUri().toString();
+                Bundle b = ctx.getBundle(location);
+                if (b == null) {
+                    try (InputStream in = Files.newInputStream(jar)) {
+                        b = ctx.installBundle(location, in);
+                    }
+                }
+                b.adapt(BundleStartLevel.class).setStartLevel(config.startLevel(symbolicName(jar)));
+                if (b.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+                    toStart.add(b);
+                }
+            } catch (IOException | BundleException | RuntimeException e) {
+                err.println("strata: cannot install " + home.relativize(jar) + ": " + Main.describe(e));
+            }
+        }
+        for (Bundle b : toStart) {
+            try {
+                b.start(); // persistent: starts when the framework reaches the bundle's start level
+            } catch (BundleException e) {
+                err.println("strata: cannot start " + b.getSymbolicName() + ": " + Main.describe(e));
+            }
+        }
+    }
+
+    private static String symbolicName(Path jar) throws IOException {
+        try (JarFile jf = new JarFile(jar.toFile())) {
+            Manifest mf = jf.getManifest();
+            String bsn = mf == null ? null : mf.getMainAttributes().getValue(Constants.BUNDLE_SYMBOLICNAME);
+            if (bsn == null) {
+                throw new IOException("not a bundle (no Bundle-SymbolicName)");
+            }
+            int semi = bsn.indexOf(';');
+            return (semi < 0 ? bsn : bsn.substring(0, semi)).trim();
+        }
+    }
+
+    private void awaitStarted() throws Main.StartupException {
+        long timeout = config.seconds("strata.startup.timeout", 60);
+        try {
+            if (!started.await(timeout, TimeUnit.SECONDS)) {
+                stop();
+                throw new Main.StartupException("the framework did not reach its start level within " + timeout
+                        + " s (strata.startup.timeout); see var/log/strata.log", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Main.StartupException("interrupted while starting", e);
+        }
+    }
+
+    /** Interactive mode: the Gogo shell owns the console and stops the framework on exit. */
+    int awaitStop() {
+        waitForStop(0);
+        return 0;
+    }
+
+    /** {@code -c} and/or {@code --daemon}. */
+    int runCommands() {
+        Thread watchdog = null;
+        if (!options.daemon || !options.scripts.isEmpty()) {
+            watchdog = startWatchdog(options.timeoutSeconds, !options.daemon);
+        }
+        int code = 0;
+        try (GogoSession session = openSession()) {
+            settleDevices();
+            for (String statement : CommandSplitter.split(options.script())) {
+                if (stopping.get()) {
+                    code = signalled.get() ? 143 : 1;
+                    break;
+                }
+                awaitCommand(session, statement);
+                try {
+                    Object result = session.execute(statement);
+                    String text = session.format(result);
+                    if (text != null && !text.isEmpty()) {
+                        out.print(text.endsWith("\n") ? text : text + "\n");
+                    }
+                    out.flush();
+                } catch (Exception | LinkageError e) {
+                    out.flush();
+                    if (stopping.get() && signalled.get()) {
+                        code = 143;
+                    } else {
+                        Main.printFailure(err, e);
+                        code = 1;
+                    }
+                    break;
+                }
+            }
+        } catch (Exception e) {
+            Main.printFailure(err, e);
+            code = 1;
+        }
+        if (watchdog != null) {
+            watchdog.interrupt();
+        }
+        if (options.daemon && code == 0) {
+            out.println("strata: ready (pid " + ProcessHandle.current().pid() + "); stop with SIGTERM");
+            out.flush();
+            waitForStop(0);
+            return 0;
+        }
+        stop();
+        return code;
+    }
+
+    private GogoSession openSession() throws Exception {
+        long deadline = deadline(config.seconds("strata.startup.timeout", 60));
+        BundleContext ctx = framework.getBundleContext();
+        while (true) {
+            GogoSession s = GogoSession.open(ctx, in, out, err);
+            if (s != null) {
+                return s;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("no Gogo command processor after "
+                        + config.seconds("strata.startup.timeout", 60) + " s: is bundle/org.apache.felix.gogo.runtime*.jar there?");
+            }
+            pause();
+        }
+    }
+
+    /**
+     * Waits (bounded) until a statement's command is registered, so scripts never race the
+     * registration: until the command exists, or every bundle has finished starting and a short
+     * grace period ({@code strata.command.grace}) has passed without it (a typo: let Gogo say
+     * "Command not found"), or at most {@code strata.command.wait} seconds.
+     */
+    private void awaitCommand(GogoSession session, String statement) {
+        String name = CommandSplitter.commandName(statement);
+        if (name == null) {
+            return;
+        }
+        long deadline = deadline(config.seconds("strata.command.wait", 30));
+        long graceNanos = TimeUnit.MILLISECONDS.toNanos(config.seconds("strata.command.grace", 2) * 1000);
+        long settledSince = 0;
+        while (!session.hasCommand(name) && System.nanoTime() - deadline < 0 && !stopping.get()) {
+            if (allBundlesStarted()) {
+                long now = System.nanoTime();
+                if (settledSince == 0) {
+                    settledSince = now;
+                } else if (now - settledSince > graceNanos) {
+                    return;
+                }
+            } else {
+                settledSince = 0;
+            }
+            pause();
+        }
+    }
+
+    private boolean allBundlesStarted() {
+        for (Bundle b : framework.getBundleContext().getBundles()) {
+            boolean fragment = b.getHeaders("").get(Constants.FRAGMENT_HOST) != null;
+            int state = b.getState();
+            if (fragment ? state == Bundle.INSTALLED : state == Bundle.STARTING) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Waits (bounded) until every device defined in Configuration Admin (persisted by an earlier
+     * run, or a {@code dev.strata.device-*.cfg} loaded by FileInstall) exists in the device
+     * manager, so {@code -c "dev:status disk0"} right after start sees the default stack.
+     */
+    private void settleDevices() {
+        long timeout = config.seconds("strata.settle.timeout", 20);
+        long deadline = deadline(timeout);
+        Set<String> missing = Set.of();
+        while (!stopping.get()) {
+            missing = missingDevices();
+            if (missing.isEmpty() || System.nanoTime() - deadline > 0) {
+                break;
+            }
+            pause();
+        }
+        if (!missing.isEmpty() && !stopping.get()) {
+            err.println("strata: warning: devices not ready after " + timeout + " s: " + String.join(", ", missing)
+                    + " (see var/log/strata.log)");
+        }
+    }
+
+    /** Names configured but not (yet) listed by the device manager; reflective, see GogoSession. */
+    private Set<String> missingDevices() {
+        BundleContext ctx = framework.getBundleContext();
+        Set<String> configured = new LinkedHashSet<>();
+        try {
+            ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
+            if (cmRef == null) {
+                return Set.of();
+            }
+            Object cm = ctx.getService(cmRef);
+            try {
+                Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
+                        .getMethod("listConfigurations", String.class);
+                Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + DEVICE_FACTORY_PID + ")");
+                if (configs == null) {
+                    return Set.of();
+                }
+                for (Object c : configs) {
+                    Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
+                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
+                    Object name = d == null ? null : d.get("name");
+                    if (name != null) {
+                        configured.add(name.toString());
+                    }
+                }
+            } finally {
+                ctx.ungetService(cmRef);
+            }
+            if (configured.isEmpty()) {
+                return Set.of();
+            }
+            ServiceReference<?> dmRef = ctx.getServiceReference("dev.strata.api.DeviceManager");
+            if (dmRef == null) {
+                return Set.of(); // no device manager (core not installed or failed): nothing to wait for
+            }
+            Object dm = ctx.getService(dmRef);
+            try {
+                Method list = dmRef.getBundle().loadClass("dev.strata.api.DeviceManager").getMethod("list");
+                Collection<?> devices = (Collection<?>) list.invoke(dm);
+                Method name = dmRef.getBundle().loadClass("dev.strata.api.DeviceInfo").getMethod("name");
+                for (Object d : devices) {
+                    configured.remove(String.valueOf(name.invoke(d)));
+                }
+            } finally {
+                ctx.ungetService(dmRef);
+            }
+            return configured;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return Set.of(); // cannot tell: do not hold the commands up
+        }
+    }
+
+    private Thread startWatchdog(long seconds, boolean stopsAfterwards) {
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+            } catch (InterruptedException e) {
+                return; // finished in time
+            }
+            err.println("error: the commands did not finish within " + seconds + " s (--timeout / STRATA_TIMEOUT); stopping");
+            err.flush();
+            stop();
+            Runtime.getRuntime().halt(124);
+        }, "strata-watchdog");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** The shutdown hook: SIGTERM/SIGINT (or System.exit after a normal stop, which is a no-op). */
+    private void onSignal() {
+        Framework fw = framework;
+        if (fw == null || (fw.getState() & (Bundle.STARTING | Bundle.ACTIVE | Bundle.STOPPING)) == 0) {
+            return;
+        }
+        if (!stopping.get()) {
+            signalled.set(true);
+        }
+        boolean clean = stop();
+        // the JVM's own exit status for a signal is 128+n; a daemon or shell asked to stop did its job
+        if (options.daemon || options.interactive()) {
+            Runtime.getRuntime().halt(clean ? 0 : 1);
+        }
+        Runtime.getRuntime().halt(143);
+    }
+
+    /** Stops the framework (once), waiting at most strata.stop.timeout; true if it stopped cleanly. */
+    boolean stop() {
+        Framework fw = framework;
+        if (fw == null) {
+            return true;
+        }
+        stopping.set(true);
+        try {
+            fw.stop();
+        } catch (BundleException | IllegalStateException e) {
+            err.println("strata: stopping the framework: " + Main.describe(e));
+        }
+        boolean clean = waitForStop(config.seconds("strata.stop.timeout", 60));
+        try {
+            Files.deleteIfExists(pidFile);
+        } catch (IOException ignored) {
+            // best effort
+        }
+        if (!clean) {
+            err.println("error: the framework did not stop within " + config.seconds("strata.stop.timeout", 60)
+                    + " s (strata.stop.timeout)");
+        }
+        return clean;
+    }
+
+    private boolean waitForStop(long seconds) {
+        try {
+            FrameworkEvent e = framework.waitForStop(TimeUnit.SECONDS.toMillis(seconds));
+            if (e.getType() == FrameworkEvent.WAIT_TIMEDOUT) {
+                return false;
+            }
+            if (seconds == 0) {
+                try {
+                    Files.deleteIfExists(pidFile);
+                } catch (IOException ignored) {
+                    // best effort
+                }
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static void stopQuietly(Framework fw) {
+        try {
+            fw.stop();
+            fw.waitForStop(10_000);
+        } catch (Exception ignored) {
+            // already failing
+        }
+    }
+
+    private static long deadline(long seconds) {
+        return System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    }
+
+    /** The launcher's polls (framework state, command table) run at 20 Hz. */
+    private static void pause() {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+}

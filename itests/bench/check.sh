@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Static check of the benchmark suite, run by .ci/run (benchmarks themselves never run in CI):
+# every script parses (bash -n) and every fio job file loads (fio --parse-only) with the
+# same kind of command line run.sh gives it. Exit status non-zero on the first kind of failure.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+fail=0
+for f in "$here"/*.sh "$here"/lib/*.sh; do
+    [ -e "$f" ] || continue
+    if ! bash -n "$f"; then echo "check: bash -n failed: $f" >&2; fail=1; fi
+done
+if ! command -v fio >/dev/null 2>&1; then
+    echo "check: fio not found; install the Debian package 'fio'" >&2
+    exit 1
+fi
+export BENCH_REGION=64m BENCH_IO=16m BENCH_RUNTIME=1 BENCH_BS=4k
+n=0
+for j in "$here"/jobs/*.fio; do
+    n=$((n + 1))
+    # Each job runs over NBD (fio's nbd engine) and, for the physical limit, on a file.
+    if ! out=$(fio --parse-only --ioengine=nbd --uri=nbd://127.0.0.1:10809/check "$j" 2>&1); then
+        echo "check: fio --parse-only failed (nbd): $j" >&2; echo "$out" >&2; fail=1
+    fi
+    if ! out=$(fio --parse-only --ioengine=io_uring --direct=1 --filename=/dev/null "$j" 2>&1); then
+        echo "check: fio --parse-only failed (io_uring): $j" >&2; echo "$out" >&2; fail=1
+    fi
+done
+if [ "$n" -eq 0 ]; then echo "check: no job files under $here/jobs" >&2; fail=1; fi
+if [ "$fail" -ne 0 ]; then exit 1; fi
+echo "check: $n job files and the scripts under itests/bench are fine"

@@ -1,0 +1,160 @@
+# shellcheck shell=bash
+# Strata as a system under test: one JVM from a private copy of the distribution, driven
+# through its Gogo shell on a FIFO (so devices can be rebuilt between repetitions without a
+# restart), hosting three exports:
+#   strata-file    `file` device on the local disk          (compare: nbdkit file)
+#   strata-direct  `direct` device (O_DIRECT)                (compare: qemu-nbd --cache=none)
+#   strata-wb      `writeboost` over the slow device (imported with the `nbd` target),
+#                  cache = a `file` device on the local disk (compare: nbdkit cache filter)
+
+STRATA_DIST=${STRATA_DIST:-$ROOT/distribution/target/strata}
+STRATA_HOME=""
+STRATA_FD=""
+STRATA_SEQ=0
+STRATA_NOTE=""
+declare -A STRATA_PORT=()
+
+# strata_available: the distribution is built and has the commands we need; sets STRATA_NOTE.
+strata_available() {
+    [ -n "$STRATA_NOTE" ] && return 1
+    if [ ! -x "$STRATA_DIST/bin/strata" ]; then
+        STRATA_NOTE="not available: no distribution at ${STRATA_DIST#"$ROOT"/} (the dist work is not on this branch)"
+        return 1
+    fi
+    return 0
+}
+
+strata_prepare_home() {
+    STRATA_HOME=$BENCH_TMP/strata-home
+    rm -rf "$STRATA_HOME"
+    cp -a "$STRATA_DIST" "$STRATA_HOME"
+    # A private, empty stack: no shipped default devices or exports (they would bind the
+    # default port 10809 and create files), no state from an earlier run.
+    rm -f "$STRATA_HOME"/deploy/*.cfg "$STRATA_HOME"/deploy/*.config
+    rm -rf "$STRATA_HOME/felix-cache" "$STRATA_HOME/var" "$STRATA_HOME/data"
+    mkdir -p "$STRATA_HOME/var"
+}
+
+# strata_start: start the JVM with its shell reading our FIFO; wait until it answers.
+strata_start() {
+    local fifo=$STATE_DIR/strata.in
+    [ -p "$fifo" ] || mkfifo "$fifo"
+    # Read-write open never blocks; keeps the FIFO open so the shell never sees EOF.
+    [ -n "$STRATA_FD" ] || exec {STRATA_FD}<>"$fifo"
+    start_server strata "$LOGS/strata.log" env STRATA_HOME="$STRATA_HOME" \
+        bash -c 'cd "$STRATA_HOME" && exec bin/strata <"$1"' strata "$fifo"
+    strata_cmd "echo ready" 180 || { STRATA_NOTE="not available: the Strata shell did not answer (see $LOGS/strata.log)"; return 1; }
+}
+
+# strata_cmd LINE [TIMEOUT_S]: run LINE in the shell, wait for it to finish. Non-zero if the
+# shell printed an error for it or did not finish in time. Its output is in STRATA_OUT.
+STRATA_OUT=""
+strata_cmd() {
+    local line=$1 limit=${2:-120} marker start deadline
+    STRATA_SEQ=$((STRATA_SEQ + 1))
+    marker="BENCHDONE${STRATA_SEQ}X"
+    start=$(wc -l <"$LOGS/strata.log")
+    printf '%s\necho %s\n' "$line" "$marker" >&"$STRATA_FD"
+    deadline=$(($(date +%s) + limit))
+    while ! tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -qx "$marker"; do
+        if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
+        if [ "$(date +%s)" -ge "$deadline" ]; then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
+        sleep 0.05
+    done
+    STRATA_OUT=$(tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -vx "$marker" | grep -v "echo $marker")
+    if grep -qiE '(^|: )(gogo: |error|exception|not found|invalid|failed|refused)' <<<"$STRATA_OUT"; then
+        return 1
+    fi
+    return 0
+}
+
+strata_must() { # LINE [TIMEOUT]: strata_cmd or die with its output
+    strata_cmd "$@" || die "Strata command failed: $1: $(head -c 400 <<<"$STRATA_OUT")"
+}
+
+# strata_export DEV NAME: export DEV over NBD on a free port; sets STRATA_PORT[NAME].
+strata_export() {
+    local dev=$1 name=$2 tries port
+    for ((tries = 0; tries < 5; tries++)); do
+        port=$(pick_port)
+        if strata_cmd "nbd:export $dev --name $name --bind 127.0.0.1 --port $port" \
+            && wait_nbd "nbd://127.0.0.1:$port/$name" 30 strata; then
+            STRATA_PORT[$name]=$port
+            return 0
+        fi
+    done
+    die "nbd:export $dev failed: $(head -c 400 <<<"$STRATA_OUT")"
+}
+
+strata_up() {
+    strata_available || return 1
+    server_alive strata && return 0
+    strata_prepare_home
+    strata_start || return 1
+    [ -f "$DATA/strata-file.img" ] || fallocate -l "$FILE_SIZE" "$DATA/strata-file.img"
+    [ -f "$DATA/strata-direct.img" ] || fallocate -l "$FILE_SIZE" "$DATA/strata-direct.img"
+    strata_must "dev:create sfile file path=$DATA/strata-file.img"
+    strata_export sfile sfile
+    if strata_cmd "dev:create sdirect direct path=$DATA/strata-direct.img"; then
+        strata_export sdirect sdirect
+    else
+        SYS_NOTE[strata-direct]="not available: dev:create direct failed: $(head -c 200 <<<"$STRATA_OUT")"
+    fi
+    strata_wb_create || SYS_NOTE[strata-wb]="not available: $(head -c 300 <<<"$STRATA_OUT")"
+    return 0
+}
+
+STRATA_WB_ARGS=${STRATA_WB_ARGS:-}
+strata_wb_create() {
+    slow_start wb
+    rm -f "$DATA/wb-cache.img"
+    strata_cmd "dev:create slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/" || return 1
+    strata_cmd "dev:create wbcache file path=$DATA/wb-cache.img size=$CACHE_SIZE create=true" || return 1
+    strata_cmd "dev:create wb writeboost backing=slow cache=wbcache $STRATA_WB_ARGS" 300 || return 1
+    strata_export wb wb
+}
+
+strata_wb_remove() {
+    strata_cmd "nbd:unexport wb" 60
+    strata_cmd "dev:remove wb" 600
+    strata_cmd "dev:remove wbcache" 60
+    strata_cmd "dev:remove slow" 60
+    return 0
+}
+
+# Strata's systems, in the same shape as lib/systems.sh.
+strata_sys_up() { # SYSTEM
+    strata_up || { SYS_NOTE[$1]=${SYS_NOTE[$1]:-$STRATA_NOTE}; return 1; }
+    [ -z "${SYS_NOTE[$1]:-}" ]
+}
+sys_strata_file_up() { strata_sys_up strata-file; }
+sys_strata_file_fresh() { :; }
+sys_strata_file_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[sfile]}/sfile"; }
+sys_strata_file_pg() { echo "${PGIDS[strata]:-}"; }
+
+sys_strata_direct_up() { strata_sys_up strata-direct; }
+sys_strata_direct_fresh() { :; }
+sys_strata_direct_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[sdirect]}/sdirect"; }
+sys_strata_direct_pg() { echo "${PGIDS[strata]:-}"; }
+
+sys_strata_wb_up() { strata_sys_up strata-wb; }
+sys_strata_wb_fresh() {
+    strata_wb_remove
+    strata_wb_create || die "re-creating the writeboost device failed: $(head -c 400 <<<"$STRATA_OUT")"
+}
+sys_strata_wb_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[wb]}/wb"; }
+sys_strata_wb_pg() { echo "${PGIDS[strata]:-}"; }
+sys_strata_wb_writeback() { strata_cmd "cache:writeback wb" 3600; }
+
+# Cold start: kill the JVM (as a power cut would: SIGKILL, nothing written on the way out),
+# start it again from the same home, and time until the writeboost export answers.
+# Prints "seconds rchar_bytes".
+strata_coldstart() {
+    local t0 t1 port=${STRATA_PORT[wb]}
+    stop_server strata KILL
+    t0=$(now_ms)
+    strata_start || return 1
+    wait_nbd "nbd://127.0.0.1:$port/wb" 600 strata || return 1
+    t1=$(now_ms)
+    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}') $(group_rchar "${PGIDS[strata]}")"
+}

@@ -1,0 +1,414 @@
+#!/usr/bin/env bash
+# Strata benchmark suite: Strata side by side with the physical limit and its peers, in one
+# run, on this machine. Usage:
+#
+#   itests/bench/run.sh [--quick] [--rebuild] [--only WORKLOAD[,WORKLOAD…]] [--reps N]
+#                       [--out DIR] [--no-docs]
+#
+# --quick    small sizes and short runs (under 10 minutes on 2 cores); default is the full run
+# --rebuild  run `mvn -B -q -DskipTests package` even if a distribution is already built
+# --no-build never build (Strata systems are "not available" if there is no distribution)
+# --only     run only these workloads (names as in the table: randwrite-4k, randwrite-512k,
+#            sweep, seqwrite-1m, seqwrite-64m, randread-4k, mix-zipf, writeback, coldstart)
+# --reps N   repetitions per system and workload (default 3; medians are reported)
+# --out DIR  where raw results go (fio JSON, logs, raw.tsv; default itests/bench/target/run-DATE)
+# --no-docs  do not rewrite docs/benchmarks.md and docs/img/ (results stay in --out)
+#
+# Everything it starts (nbdkit, qemu-nbd, the Strata JVM) runs on 127.0.0.1 on ports that
+# were free, and is stopped when the script ends, however it ends (Ctrl-C included);
+# data files live in a temp dir on the local disk (BENCH_TMPDIR, default /var/tmp) that is
+# removed at the end. Environment knobs: BENCH_TMPDIR, BENCH_SLOW_DELAY (default 5ms),
+# BENCH_SLOW_RATE (bits/s cap on the slow device, default none), STRATA_DIST,
+# STRATA_WB_ARGS (extra writeboost key=value arguments).
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+JOBS=$HERE/jobs
+
+QUICK=0 REBUILD=0 NOBUILD=0 ONLY="" REPS=3 OUT="" DOCS=1
+ARGS_GIVEN="$*"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --rebuild) REBUILD=1 ;;
+        --no-build) NOBUILD=1 ;;
+        --only) ONLY=${2:?--only needs a list}; shift ;;
+        --reps) REPS=${2:?--reps needs a number}; shift ;;
+        --out) OUT=${2:?--out needs a directory}; shift ;;
+        --no-docs) DOCS=0 ;;
+        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$REPS" in ''|*[!0-9]*|0) echo "bench: --reps needs a positive number" >&2; exit 2 ;; esac
+
+# --- tools ---------------------------------------------------------------------------------
+missing=0
+need() { # COMMAND PACKAGE
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "bench: '$1' not found; install the Debian package '$2' (apt-get install $2)" >&2
+        missing=1
+    fi
+}
+need fio fio
+need nbdkit nbdkit
+need qemu-nbd qemu-utils
+need qemu-io qemu-utils
+need nbdinfo libnbd-bin
+need jq jq
+need java openjdk-17-jdk-headless
+need setsid util-linux
+need fallocate util-linux
+[ $missing -eq 0 ] || exit 1
+if ! fio --enghelp 2>/dev/null | grep -qw nbd; then
+    echo "bench: this fio has no nbd engine; install Debian's 'fio' package (built with libnbd)" >&2; exit 1
+fi
+for p in memory file nbd; do
+    nbdkit "$p" --version >/dev/null 2>&1 || { echo "bench: nbdkit has no '$p' plugin; install the Debian package 'nbdkit'" >&2; exit 1; }
+done
+for f in cache delay noparallel; do
+    nbdkit --filter="$f" null --version >/dev/null 2>&1 || { echo "bench: nbdkit has no '$f' filter; install the Debian package 'nbdkit'" >&2; exit 1; }
+done
+
+# shellcheck source=lib/common.sh
+. "$HERE/lib/common.sh"
+# shellcheck source=lib/systems.sh
+. "$HERE/lib/systems.sh"
+# shellcheck source=lib/strata.sh
+. "$HERE/lib/strata.sh"
+
+# --- temp dir, cleanup, watchdog --------------------------------------------------------
+BENCH_TMP=$(mktemp -d "${BENCH_TMPDIR:-/var/tmp}/strata-bench.XXXXXX") || exit 1
+CLEANED=0
+cleanup() {
+    [ $CLEANED -eq 1 ] && return
+    CLEANED=1
+    trap '' INT TERM
+    [ -n "${BG_PID:-}" ] && kill -TERM "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+    stop_all_servers
+    [ -n "${STRATA_FD:-}" ] && exec {STRATA_FD}>&-
+    rm -rf "$BENCH_TMP"
+    [ -n "${WATCHDOG:-}" ] && kill -KILL "$WATCHDOG" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'say "bench: interrupted; stopping what was started"; exit 130' INT
+trap 'exit 143' TERM
+DATA=$BENCH_TMP/data
+STATE_DIR=$BENCH_TMP/state
+[ -n "$OUT" ] || OUT=$HERE/target/run-$(date -u +%Y%m%d-%H%M%S)
+mkdir -p "$OUT" && RESULTS=$(cd "$OUT" && pwd) || exit 1
+LOGS=$RESULTS/logs
+mkdir -p "$DATA" "$STATE_DIR" "$RESULTS/json" "$LOGS"
+: >"$STATE_DIR/pgids"
+: >"$RESULTS/raw.tsv"
+
+# If this script is killed outright (SIGKILL), the watchdog still stops the servers and
+# removes the data; it ignores Ctrl-C (the trap below handles that).
+(
+    trap '' INT TERM
+    while kill -0 $$ 2>/dev/null; do sleep 1; done
+    while read -r g; do kill -KILL -- "-$g" 2>/dev/null; done <"$STATE_DIR/pgids"
+    rm -rf "$BENCH_TMP"
+) >/dev/null 2>&1 &
+WATCHDOG=$!
+
+
+# --- sizes -----------------------------------------------------------------------------------
+SLOW_DELAY=${BENCH_SLOW_DELAY:-5ms}
+if [ $QUICK -eq 1 ]; then
+    MODE=quick
+    SLOW_SIZE=1G FILE_SIZE=512M CACHE_SIZE=512M
+    REGION=256M RUNTIME=2 READ_REGION=64M PREP_BS=16k
+    IO_4K=16M IO_BIG=128M IO_SEQ=256M
+    SWEEP_BS="4k 16k 64k"
+    WB_REGION=8M WB_IO=4M
+    COLD_FILL=256M COLD_BS=64k
+else
+    MODE=full
+    SLOW_SIZE=4G FILE_SIZE=4G CACHE_SIZE=4G
+    REGION=2G RUNTIME=15 READ_REGION=512M PREP_BS=16k
+    IO_4K=256M IO_BIG=1536M IO_SEQ=2G
+    SWEEP_BS="4k 8k 16k 32k 64k"
+    WB_REGION=64M WB_IO=32M
+    COLD_FILL=3G COLD_BS=64k
+fi
+
+ALL_WORKLOADS="randwrite-4k randwrite-512k sweep seqwrite-1m seqwrite-64m randread-4k mix-zipf writeback coldstart"
+wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+for w in ${ONLY//,/ }; do
+    [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (one of: $ALL_WORKLOADS)"
+done
+
+# Which systems run which workload (reference first). The physical limit and nbdkit memory
+# bound what any NBD server can do here; the file exports compare Strata's export path with
+# nbdkit's and qemu-nbd's; the caches over the slow device compare Strata writeboost with
+# nbdkit's cache filter and the slow device alone.
+EXPORTS="strata-file nbdkit-file strata-direct qemu-nbd"
+CACHES="strata-wb nbdkit-cache"
+declare -A SYSTEMS_OF=(
+    [randwrite-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
+    [randwrite-512k]="nbdkit-memory raw-fast raw-slow $CACHES"
+    [sweep]="nbdkit-memory raw-fast raw-slow $CACHES"
+    [seqwrite-1m]="raw-slow raw-fast nbdkit-memory $CACHES $EXPORTS"
+    [seqwrite-64m]="raw-slow raw-fast nbdkit-memory $CACHES"
+    [randread-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
+    [mix-zipf]="raw-slow raw-fast nbdkit-memory $CACHES"
+    [writeback]="raw-slow $CACHES"
+    [coldstart]="strata-wb"
+)
+
+fn() { echo "${1//-/_}"; }  # system name -> function infix
+sys_call() { local s=$1 op=$2; "sys_$(fn "$s")_$op"; }
+
+# --- build --------------------------------------------------------------------------------
+if [ $NOBUILD -eq 1 ]; then
+    say "bench: not building (--no-build)"
+elif [ $REBUILD -eq 1 ] || [ ! -x "$STRATA_DIST/bin/strata" ]; then
+    say "bench: building (mvn -B -q -DskipTests package) ..."
+    if ! (cd "$ROOT" && mvn -B -q -o -DskipTests package >"$LOGS/build.log" 2>&1 \
+          || mvn -B -q -DskipTests package >"$LOGS/build.log" 2>&1); then
+        say "bench: the build failed (see $LOGS/build.log); Strata systems will be reported as not available"
+    fi
+else
+    say "bench: using the existing build at ${STRATA_DIST#"$ROOT"/} ($(date -u -r "$STRATA_DIST/bin/strata" '+%Y-%m-%d %H:%M UTC'))"
+fi
+
+# --- metadata ---------------------------------------------------------------------------------
+{
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "mode=$MODE"
+    echo "reps=$REPS"
+    echo "command=itests/bench/run.sh${ARGS_GIVEN:+ $ARGS_GIVEN}"
+    echo "commit=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!docs' 2>/dev/null || echo '+local changes')"
+    echo "branch=$(cd "$ROOT" && git rev-parse --abbrev-ref HEAD 2>/dev/null)"
+    echo "cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo) x $(nproc)"
+    echo "memory=$(awk '/^MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+    echo "kernel=$(uname -sr)"
+    echo "disk=$(df -T "$BENCH_TMP" | awk 'NR==2 {print $1" ("$2")"}')"
+    echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "fio=$(fio --version)"
+    echo "nbdkit=$(nbdkit --version | head -1)"
+    echo "qemu_nbd=$(qemu-nbd --version | head -1)"
+    echo "java=$(java -version 2>&1 | head -1)"
+    echo "slow=$(slow_cmd PORT)"
+    echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s"
+} >"$RESULTS/meta.properties"
+
+# --- running ------------------------------------------------------------------------------------
+declare -A UP_DONE=()
+ensure_up() { # SYSTEM -> 0 if usable
+    local s=$1
+    [ -n "${SYS_NOTE[$s]:-}" ] && return 1
+    if [ -z "${UP_DONE[$s]:-}" ]; then
+        sys_call "$s" up || { SYS_NOTE[$s]=${SYS_NOTE[$s]:-"not available"}; return 1; }
+        UP_DONE[$s]=1
+    fi
+    [ -z "${SYS_NOTE[$s]:-}" ]
+}
+
+# fio_target SYSTEM: prints the fio arguments that aim fio at SYSTEM
+fio_target() { sys_call "$1" target; }
+
+# measure W S REP JOB: one measured fio run, recorded.
+measure() {
+    local w=$1 s=$2 rep=$3 job=$4 out line
+    RUN_NO=$((RUN_NO + 1))
+    out=$RESULTS/json/$w-$s-$rep.json
+    # shellcheck disable=SC2046
+    if run_fio_job "$out" "$(sys_call "$s" pg)" "$job" $(fio_target "$s"); then
+        read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
+        record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
+        progress "$w rep $rep/$REPS $s: $mibs MiB/s, $iops IOPS, p99 ${p99} us"
+    else
+        record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"
+        progress "$w rep $rep/$REPS $s: fio failed (see $out.log)"
+    fi
+}
+
+# prep S JOB: unmeasured fio run (warming or dirtying a cache)
+prep() {
+    local s=$1 job=$2 out=$RESULTS/json/prep-$1-$(basename "$2" .fio)-$RANDOM.json
+    # shellcheck disable=SC2046
+    run_fio_job "$out" "" "$job" $(fio_target "$s")
+}
+
+unavailable() { # W S
+    record "$1" "$2" 0 "" "" "" "" "" "" "${SYS_NOTE[$2]:-not available}"
+    progress "$1 $2: ${SYS_NOTE[$2]:-not available}"
+}
+
+# io_workload W JOB FRESH(each|once) PREP(yes|no): the A B A B loop.
+io_workload() {
+    local w=$1 job=$2 fresh=$3 prepare=$4 s rep live=()
+    for s in ${SYSTEMS_OF[${w%%@*}]}; do
+        if ensure_up "$s"; then live+=("$s"); else unavailable "$w" "$s"; fi
+    done
+    if [ "$fresh" = once ]; then
+        for s in "${live[@]}"; do
+            sys_call "$s" fresh
+            if [ "$prepare" = yes ] && [ "$s" != raw-slow ]; then
+                progress "$w: warming $s (prep-fill.fio, $READ_REGION in ${PREP_BS} writes)"
+                BENCH_REGION=$READ_REGION BENCH_BS=$PREP_BS prep "$s" "$JOBS/prep-fill.fio"
+            fi
+        done
+    fi
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for s in "${live[@]}"; do
+            [ "$fresh" = each ] && sys_call "$s" fresh
+            measure "$w" "$s" "$rep" "$job"
+        done
+    done
+}
+
+# writeback: dirty the cache with writeback-dirty.fio, then time the cache's writeback to
+# the slow device. The slow device alone runs the same job (direct, unsorted writes).
+writeback_workload() {
+    local w=writeback s rep live=() t0 t1 secs mibs bytes
+    for s in ${SYSTEMS_OF[$w]}; do
+        if ensure_up "$s"; then live+=("$s"); else unavailable "$w" "$s"; fi
+    done
+    bytes=$(numfmt --from=iec "$WB_IO")
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for s in "${live[@]}"; do
+            RUN_NO=$((RUN_NO + 1))
+            if [ "$s" = raw-slow ]; then
+                # shellcheck disable=SC2046
+                BENCH_REGION=$WB_REGION BENCH_IO=$WB_IO run_fio_job \
+                    "$RESULTS/json/$w-$s-$rep.json" "$(sys_call "$s" pg)" "$JOBS/writeback-dirty.fio" $(fio_target "$s") || {
+                    record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"; continue; }
+                read -r mibs _ _ cpu _ secs <<<"$FIO_RESULT"
+                record "$w" "$s" "$rep" "$mibs" "" "" "$cpu" "$bytes" "$secs" "direct writes"
+                progress "$w rep $rep/$REPS $s: $WB_IO written directly in ${secs}s"
+                continue
+            fi
+            sys_call "$s" fresh
+            BENCH_REGION=$WB_REGION BENCH_IO=$WB_IO prep "$s" "$JOBS/writeback-dirty.fio" || {
+                record "$w" "$s" "$rep" "" "" "" "" "" "" "dirtying failed"; continue; }
+            local pg c0 c1
+            pg=$(sys_call "$s" pg); c0=$(group_cpu_ticks "$pg"); t0=$(now_ms)
+            if sys_call "$s" writeback; then
+                t1=$(now_ms); c1=$(group_cpu_ticks "$pg")
+                secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}')
+                mibs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN{printf "%.2f", b/1048576/s}')
+                record "$w" "$s" "$rep" "$mibs" "" "" "$(awk -v a="$c0" -v b="$c1" -v hz="$CLK_TCK" 'BEGIN{printf "%.3f", (b-a)/hz}')" "$bytes" "$secs" ""
+                progress "$w rep $rep/$REPS $s: $WB_IO dirty written back in ${secs}s"
+            else
+                record "$w" "$s" "$rep" "" "" "" "" "" "" "writeback failed"
+                progress "$w rep $rep/$REPS $s: writeback failed"
+            fi
+        done
+    done
+}
+
+# coldstart: fill the writeboost cache, kill the JVM, time the restart until the export
+# answers; the same with an empty cache gives the part that is recovery.
+coldstart_workload() {
+    local w=coldstart rep kind r
+    if ! ensure_up strata-wb; then unavailable "$w" strata-wb; return; fi
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for kind in empty full; do
+            RUN_NO=$((RUN_NO + 1))
+            sys_strata_wb_fresh
+            if [ $kind = full ]; then
+                BENCH_REGION=$COLD_FILL BENCH_IO=$COLD_FILL BENCH_BS=$COLD_BS prep strata-wb "$JOBS/coldstart-fill.fio" || {
+                    record "$w-$kind" strata-wb "$rep" "" "" "" "" "" "" "fill failed"; continue; }
+            fi
+            if r=$(strata_coldstart); then
+                read -r secs rchar <<<"$r"
+                record "$w-$kind" strata-wb "$rep" "" "" "" "" "$rchar" "$secs" ""
+                progress "$w rep $rep/$REPS strata-wb ($kind cache of $CACHE_SIZE): ready in ${secs}s, read $rchar bytes"
+            else
+                record "$w-$kind" strata-wb "$rep" "" "" "" "" "" "" "restart failed"
+                progress "$w rep $rep/$REPS strata-wb: restart failed (see $LOGS/strata.log)"
+                SYS_NOTE[strata-wb]="not available: restart failed"
+                return
+            fi
+        done
+    done
+    record "$w-full" nbdkit-cache 0 "" "" "" "" "" "" "not applicable: nbdkit's cache is a temporary file, empty after a restart"
+}
+
+# Count the runs for the progress line.
+count_runs() {
+    local w n=0 k
+    for w in $ALL_WORKLOADS; do
+        wanted "$w" || continue
+        k=$(wc -w <<<"${SYSTEMS_OF[$w]}")
+        case $w in
+            sweep) n=$((n + k * REPS * $(wc -w <<<"$SWEEP_BS"))) ;;
+            coldstart) n=$((n + 2 * REPS)) ;;
+            *) n=$((n + k * REPS)) ;;
+        esac
+    done
+    echo $n
+}
+RUN_TOTAL=$(count_runs)
+RUN_T0=$(date +%s)
+say "bench: $MODE run, $REPS repetitions, $RUN_TOTAL measurements; data in $BENCH_TMP"
+
+# The slow device's own figures (printed and recorded): random 4 KiB and 1 MiB sequential.
+calibrate_slow() {
+    sys_raw_slow_up
+    local t out
+    # shellcheck disable=SC2046
+    BENCH_REGION=$REGION BENCH_IO=1G BENCH_RUNTIME=3 run_fio_job "$RESULTS/json/calibrate-4k.json" "" \
+          "$JOBS/randwrite-4k.fio" $(sys_raw_slow_target) && {
+        read -r mibs iops _ <<<"$FIO_RESULT"; echo "slow_rand4k_iops=$iops" >>"$RESULTS/meta.properties"; t="$iops random 4 KiB write IOPS"; }
+    # shellcheck disable=SC2046
+    BENCH_REGION=$REGION BENCH_IO=1G BENCH_RUNTIME=3 run_fio_job "$RESULTS/json/calibrate-1m.json" "" \
+          "$JOBS/seqwrite-1m.fio" $(sys_raw_slow_target) && {
+        read -r mibs iops _ <<<"$FIO_RESULT"; echo "slow_seq1m_mibs=$mibs" >>"$RESULTS/meta.properties"; t="$t, $mibs MiB/s 1 MiB sequential writes"; }
+    say "bench: slow device ($(slow_cmd PORT | sed 's/ -p PORT//')): $t"
+}
+calibrate_slow
+
+export BENCH_RUNTIME=$RUNTIME
+if wanted randwrite-4k; then
+    BENCH_REGION=$REGION BENCH_IO=$IO_4K io_workload randwrite-4k "$JOBS/randwrite-4k.fio" each no
+fi
+if wanted randwrite-512k; then
+    BENCH_REGION=$REGION BENCH_IO=$IO_BIG io_workload randwrite-512k "$JOBS/randwrite-512k.fio" each no
+fi
+if wanted sweep; then
+    for bs in $SWEEP_BS; do
+        BENCH_REGION=$REGION BENCH_IO=$IO_BIG BENCH_BS=$bs io_workload "sweep@$bs" "$JOBS/sweep-randwrite.fio" each no
+    done
+fi
+if wanted seqwrite-1m; then
+    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ io_workload seqwrite-1m "$JOBS/seqwrite-1m.fio" each no
+fi
+if wanted seqwrite-64m; then
+    BENCH_REGION=$IO_SEQ BENCH_IO=$IO_SEQ io_workload seqwrite-64m "$JOBS/seqwrite-64m.fio" each no
+fi
+if wanted randread-4k; then
+    BENCH_REGION=$READ_REGION BENCH_IO=$IO_BIG io_workload randread-4k "$JOBS/randread-4k.fio" once yes
+fi
+if wanted mix-zipf; then
+    BENCH_REGION=$READ_REGION BENCH_IO=$IO_BIG io_workload mix-zipf "$JOBS/mix-zipf.fio" once yes
+fi
+if wanted writeback; then writeback_workload; fi
+if wanted coldstart; then coldstart_workload; fi
+
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/meta.properties"
+echo "elapsed_s=$(($(date +%s) - RUN_T0))" >>"$RESULTS/meta.properties"
+stop_all_servers
+
+# --- report -----------------------------------------------------------------------------------
+REPORT_ARGS=("$RESULTS/raw.tsv" "$RESULTS/meta.properties" "$RESULTS/benchmarks-section.md" "$RESULTS/img")
+mkdir -p "$RESULTS/img"
+if ! java -Djava.awt.headless=true "$HERE/report/Report.java" "${REPORT_ARGS[@]}" >"$LOGS/report.log" 2>&1; then
+    cat "$LOGS/report.log" >&2
+    die "writing the report failed"
+fi
+if [ $DOCS -eq 1 ]; then
+    mkdir -p "$ROOT/docs/img"
+    cp "$RESULTS"/img/*.png "$ROOT/docs/img/"
+    java "$HERE/report/Report.java" --splice "$RESULTS/benchmarks-section.md" "$ROOT/docs/benchmarks.md" \
+        || die "updating docs/benchmarks.md failed"
+    say "bench: wrote docs/benchmarks.md and docs/img/bench-*.png ($(($(date +%s) - RUN_T0)) s)"
+else
+    say "bench: results in $RESULTS (docs not touched)"
+fi

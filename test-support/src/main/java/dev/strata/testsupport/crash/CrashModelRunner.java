@@ -1,0 +1,245 @@
+package dev.strata.testsupport.crash;
+
+import dev.strata.api.BlockDevice;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one sequence of {@link CrashOp}s against a {@link CrashTestSubject} and the
+ * {@link ReferenceModel} (plus the {@link LogModel} for a log-structured subject), and fails with
+ * a {@link CrashCheckFailure} at the first difference:
+ * <ul>
+ * <li>a read returns anything but the newest acknowledged value (or, after a discard, zero);
+ * <li>after a crash and reopen, a sector holds neither its durable value nor a value
+ * acknowledged since (or the log property fails);
+ * <li>after a clean restart, a sector lost an acknowledged write;
+ * <li>the target throws, or does not come back after a crash within 60 s.
+ * </ul>
+ * Every sequence ends with a clean close, a reopen and a full check.
+ */
+public final class CrashModelRunner {
+    private static final long DEADLINE_SECONDS = 60;
+
+    private final CrashTestSubject subject;
+    private final CrashStats stats;
+    private final Workload workload;
+    private final int sectors;
+    private final List<String> trace = new ArrayList<>();
+    private List<CrashableDevice> devices;
+    private BlockDevice target;
+    private ReferenceModel model;
+    private LogModel logModel;
+    private long writeIds;
+
+    private CrashModelRunner(CrashTestSubject subject, CrashStats stats) {
+        this.subject = subject;
+        this.stats = stats;
+        this.workload = subject.workload();
+        this.sectors = (int) (workload.bytes() / BlockDevice.SECTOR);
+    }
+
+    /** Runs {@code ops} on a fresh target, counting into {@code stats}. */
+    public static void run(CrashTestSubject subject, List<CrashOp> ops, CrashStats stats) {
+        new CrashModelRunner(subject, stats).execute(ops);
+    }
+
+    /** Runs {@code ops} on a fresh target and returns the counters. */
+    public static CrashStats run(CrashTestSubject subject, List<CrashOp> ops) {
+        CrashStats stats = new CrashStats();
+        run(subject, ops, stats);
+        return stats;
+    }
+
+    private void execute(List<CrashOp> ops) {
+        stats.sequence();
+        model = new ReferenceModel(sectors);
+        logModel = subject.logStructured() ? new LogModel(sectors) : null;
+        int index = -1;
+        CrashOp op = null;
+        try {
+            devices = new ArrayList<>();
+            for (CrashTestSubject.DeviceSpec spec : subject.devices()) {
+                devices.add(new CrashableDevice(spec.name(), spec.size(), spec.blockSize()));
+            }
+            target = subject.create(List.<BlockDevice>copyOf(devices));
+            if (target.size() < workload.bytes()) {
+                throw new IllegalStateException(subject.name() + ": target size " + target.size()
+                        + " is smaller than the workload's " + workload.bytes() + " bytes");
+            }
+            for (index = 0; index < ops.size(); index++) {
+                op = ops.get(index);
+                trace.add(op.toString());
+                stats.operation();
+                apply(op);
+            }
+            op = new CrashOp.Restart();
+            trace.add("(final restart)");
+            apply(op);
+            target.close();
+            target = null;
+        } catch (CrashCheckFailure e) {
+            throw new CrashCheckFailure(e.getMessage() + describe(ops, index), e.getCause());
+        } catch (IOException | RuntimeException e) {
+            throw new CrashCheckFailure(subject.name() + ": " + (op == null ? "create" : "'" + op + "'")
+                    + " threw " + e + describe(ops, index), e);
+        } finally {
+            if (target != null) {
+                subject.abandon(target);
+            }
+        }
+    }
+
+    private void apply(CrashOp op) throws IOException {
+        int spu = workload.sectorsPerUnit();
+        if (op instanceof CrashOp.Write w) {
+            long[] tokens = Patterns.tokens(++writeIds, w.unit() * spu, w.count() * spu);
+            target.write((long) w.unit() * workload.unitSize(), Patterns.buffer(tokens), w.fua() ? BlockDevice.FUA : 0);
+            model.write(w.unit() * spu, tokens, w.fua());
+            if (logModel != null) {
+                logModel.write(w.unit() * spu, tokens, w.fua());
+            }
+        } else if (op instanceof CrashOp.Zero z) {
+            target.writeZeroes((long) z.unit() * workload.unitSize(), (long) z.count() * workload.unitSize(),
+                    z.fua() ? BlockDevice.FUA : 0);
+            model.zero(z.unit() * spu, z.count() * spu, z.fua());
+            if (logModel != null) {
+                logModel.zero(z.unit() * spu, z.count() * spu, z.fua());
+            }
+        } else if (op instanceof CrashOp.Discard d) {
+            target.discard((long) d.unit() * workload.unitSize(), (long) d.count() * workload.unitSize());
+            model.discard(d.unit() * spu, d.count() * spu);
+            if (logModel != null) {
+                logModel.discard(d.unit() * spu, d.count() * spu);
+            }
+        } else if (op instanceof CrashOp.Read r) {
+            checkReadable(r.unit() * spu, r.count() * spu, "read");
+        } else if (op instanceof CrashOp.Flush) {
+            target.flush();
+            model.flush();
+            if (logModel != null) {
+                logModel.flush();
+            }
+        } else if (op instanceof CrashOp.Background) {
+            subject.background(target);
+        } else if (op instanceof CrashOp.Restart) {
+            stats.restart();
+            target.close();
+            target = null;
+            target = subject.reopen(List.<BlockDevice>copyOf(devices));
+            model.cleanRestart();
+            if (logModel != null) {
+                logModel.cleanRestart();
+            }
+            checkReadable(0, sectors, "after clean restart");
+        } else if (op instanceof CrashOp.Crash c) {
+            crash(c);
+        } else {
+            throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    private void crash(CrashOp.Crash c) throws IOException {
+        stats.crash(c.mode());
+        Random random = new Random(c.seed() * 0x9E3779B97F4A7C15L + 0x632BE59BD9B4E019L); // scrambled: small seeds give correlated first draws
+        for (CrashableDevice d : devices) {
+            d.crash(c.mode(), random);
+        }
+        BlockDevice dead = target;
+        target = null;
+        withDeadline("abandoning the target after the crash", () -> subject.abandon(dead));
+        List<CrashableDevice> restarted = new ArrayList<>();
+        for (CrashableDevice d : devices) {
+            restarted.add(d.restart());
+        }
+        devices = restarted;
+        subject.checkOffline(List.<BlockDevice>copyOf(devices));
+        target = subject.reopen(List.<BlockDevice>copyOf(devices));
+        long[] observed = Patterns.read(target, 0, sectors);
+        stats.sectorsChecked(sectors);
+        StringBuilder bad = new StringBuilder();
+        int mismatches = 0;
+        for (int s = 0; s < sectors; s++) {
+            if (!model.survivable(s, observed[s])) {
+                if (mismatches++ < 8) {
+                    bad.append("\n  sector ").append(s).append(" (offset ").append((long) s * BlockDevice.SECTOR)
+                            .append(") holds ").append(SectorPattern.describe(observed[s])).append(", allowed ")
+                            .append(model.describeSurvivable(s));
+                }
+            }
+        }
+        if (mismatches > 0) {
+            stats.mismatches(mismatches);
+            throw new CrashCheckFailure(subject.name() + ": after '" + c + "' " + mismatches
+                    + " sector(s) hold neither their durable value nor one acknowledged since:" + bad);
+        }
+        if (logModel != null) {
+            stats.logCheck();
+            String violation = logModel.check(observed, -1, null);
+            if (violation != null) {
+                stats.mismatches(1);
+                throw new CrashCheckFailure(subject.name() + ": after '" + c + "' " + violation);
+            }
+            logModel.rebase(observed);
+        }
+        for (int s = 0; s < sectors; s++) {
+            model.settle(s, observed[s]);
+        }
+    }
+
+    private void checkReadable(int first, int count, String what) throws IOException {
+        long[] observed = Patterns.read(target, first, count);
+        stats.sectorsChecked(count);
+        StringBuilder bad = new StringBuilder();
+        int mismatches = 0;
+        for (int i = 0; i < count; i++) {
+            int s = first + i;
+            if (!model.readable(s, observed[i])) {
+                if (mismatches++ < 8) {
+                    bad.append("\n  sector ").append(s).append(" (offset ").append((long) s * BlockDevice.SECTOR)
+                            .append(") reads ").append(SectorPattern.describe(observed[i])).append(", expected ")
+                            .append(model.describeCurrent(s));
+                }
+            }
+        }
+        if (mismatches > 0) {
+            stats.mismatches(mismatches);
+            throw new CrashCheckFailure(subject.name() + ": " + what + ": " + mismatches
+                    + " sector(s) do not return the newest acknowledged value:" + bad);
+        }
+    }
+
+    private String describe(List<CrashOp> ops, int failedAt) {
+        StringBuilder sb = new StringBuilder("\n  sequence (").append(ops.size()).append(" ops, failed at ");
+        sb.append(failedAt < 0 ? "create" : failedAt >= ops.size() ? "the final restart" : "#" + failedAt).append("):");
+        for (int i = 0; i < ops.size(); i++) {
+            sb.append("\n    ").append(i == failedAt ? ">> " : "   ").append('#').append(i).append(' ').append(ops.get(i));
+        }
+        sb.append("\n  writes are numbered w1, w2, … in order; 'wN@sS' is write N's data for sector S");
+        if (devices != null) {
+            for (CrashableDevice d : devices) {
+                sb.append("\n  ").append(d.stats());
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Runs {@code task} on its own thread and fails if it does not finish within the deadline. */
+    static void withDeadline(String what, Runnable task) {
+        Thread t = new Thread(task, "crash-harness: " + what);
+        t.setDaemon(true);
+        t.start();
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(DEADLINE_SECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CrashCheckFailure("interrupted while " + what);
+        }
+        if (t.isAlive()) {
+            throw new CrashCheckFailure(what + " did not finish within " + DEADLINE_SECONDS + " s (hang)");
+        }
+    }
+}

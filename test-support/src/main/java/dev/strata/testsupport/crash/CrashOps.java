@@ -1,0 +1,90 @@
+package dev.strata.testsupport.crash;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.RandomDistribution;
+import net.jqwik.api.Tuple;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Generators of crash-test sequences: a jqwik {@link Arbitrary} (shrinks towards short
+ * sequences of small, early, non-FUA requests and seed 0) and a plain {@link Random} one with
+ * the same mix.
+ */
+public final class CrashOps {
+    private CrashOps() {
+    }
+
+    /** Sequences of 1 to {@code maxOps} operations for {@code workload}. */
+    public static Arbitrary<List<CrashOp>> sequences(Workload w) {
+        return op(w).list().ofMinSize(1).ofMaxSize(w.maxOps()).withSizeDistribution(RandomDistribution.uniform());
+    }
+
+    /** One operation, weighted: mostly writes, then reads and flushes, some crashes. */
+    @SuppressWarnings("unchecked")
+    public static Arbitrary<CrashOp> op(Workload w) {
+        Arbitrary<Integer> unit = Arbitraries.integers().between(0, w.units() - 1);
+        Arbitrary<Integer> count = Arbitraries.integers().between(1, w.maxRun());
+        Arbitrary<Boolean> fua = Arbitraries.frequency(Tuple.of(5, false), Tuple.of(1, true));
+        List<Tuple.Tuple2<Integer, Arbitrary<? extends CrashOp>>> mix = new ArrayList<>();
+        mix.add(Tuple.of(30, Combinators.combine(unit, count, fua).as((u, c, f) -> new CrashOp.Write(u, clip(w, u, c), f))));
+        mix.add(Tuple.of(10, Combinators.combine(unit, count).as((u, c) -> new CrashOp.Read(u, clip(w, u, c)))));
+        mix.add(Tuple.of(8, Arbitraries.just(new CrashOp.Flush())));
+        mix.add(Tuple.of(3, Arbitraries.just(new CrashOp.Background())));
+        if (w.zeroes()) {
+            mix.add(Tuple.of(3, Combinators.combine(unit, count, fua).as((u, c, f) -> new CrashOp.Zero(u, clip(w, u, c), f))));
+        }
+        if (w.discards()) {
+            mix.add(Tuple.of(3, Combinators.combine(unit, count).as((u, c) -> new CrashOp.Discard(u, clip(w, u, c)))));
+        }
+        if (w.crashes()) {
+            mix.add(Tuple.of(5, Combinators.combine(Arbitraries.of(CrashMode.class), Arbitraries.longs().between(0, 999))
+                    .as(CrashOp.Crash::new)));
+        }
+        if (w.restarts()) {
+            mix.add(Tuple.of(2, Arbitraries.just(new CrashOp.Restart())));
+        }
+        return Arbitraries.frequencyOf(mix.toArray(new Tuple.Tuple2[0]));
+    }
+
+    /** A random sequence of {@code length} operations with the same mix as {@link #op}. */
+    public static List<CrashOp> random(Workload w, Random r, int length) {
+        List<CrashOp> ops = new ArrayList<>(length);
+        for (int i = 0; i < length; i++) {
+            int u = r.nextInt(w.units());
+            int c = clip(w, u, 1 + r.nextInt(w.maxRun()));
+            boolean f = r.nextInt(6) == 0;
+            int x = r.nextInt(100);
+            CrashOp op;
+            if (x < 45) {
+                op = new CrashOp.Write(u, c, f);
+            } else if (x < 60) {
+                op = new CrashOp.Read(u, c);
+            } else if (x < 72) {
+                op = new CrashOp.Flush();
+            } else if (x < 77) {
+                op = new CrashOp.Background();
+            } else if (x < 82 && w.zeroes()) {
+                op = new CrashOp.Zero(u, c, f);
+            } else if (x < 87 && w.discards()) {
+                op = new CrashOp.Discard(u, c);
+            } else if (x < 96 && w.crashes()) {
+                op = new CrashOp.Crash(CrashMode.values()[r.nextInt(CrashMode.values().length)], r.nextInt(1000));
+            } else if (w.restarts()) {
+                op = new CrashOp.Restart();
+            } else {
+                op = new CrashOp.Write(u, c, f);
+            }
+            ops.add(op);
+        }
+        return ops;
+    }
+
+    private static int clip(Workload w, int unit, int count) {
+        return Math.min(count, w.units() - unit);
+    }
+}

@@ -247,6 +247,86 @@ class HotUpdateTest {
         }
     }
 
+    /** Suspend/resume and reloads (both orders) of a linear device while threads write and verify through it. */
+    @Test
+    void reloadsAndSuspendsUnderIo() throws Exception {
+        DeviceManagerImpl m = new DeviceManagerImpl(new MemStore(), Settings.of(120, 60));
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            m.addFactory(TestTargets.entry(new FileFactory(), "tfile"));
+            m.addFactory(TestTargets.entry(new LinearTargetFactory(), "linear"));
+            long region = (long) BLOCKS_PER_THREAD * BLOCK;
+            String size = Long.toString(2 * region);
+            m.create("disk", "tfile", Map.of("path", dir.resolve("disk.img").toString(), "size", size));
+            m.create("alias", "linear", Map.of("device", "disk"));
+            m.create("vol", "linear", Map.of("device", "disk"));
+            DeviceHandle vol = m.open("vol", "test:vol");
+            AtomicBoolean run = new AtomicBoolean(true);
+            AtomicLong errors = new AtomicLong();
+            AtomicLong mismatches = new AtomicLong();
+            AtomicLong[] ops = {new AtomicLong(), new AtomicLong()};
+            long[][] expected = new long[2][BLOCKS_PER_THREAD];
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int id = t;
+                long base = t * region;
+                workers.add(pool.submit(() -> {
+                    ByteBuffer w = ByteBuffer.allocate(BLOCK);
+                    ByteBuffer r = ByteBuffer.allocate(BLOCK);
+                    long seq = 0;
+                    while (run.get()) {
+                        int blk = ThreadLocalRandom.current().nextInt(BLOCKS_PER_THREAD);
+                        try {
+                            long stamp = ((long) (id + 1) << 48) | ++seq;
+                            fill(w, stamp);
+                            vol.write(base + (long) blk * BLOCK, w, 0);
+                            expected[id][blk] = stamp;
+                            int other = ThreadLocalRandom.current().nextInt(BLOCKS_PER_THREAD);
+                            r.clear();
+                            vol.read(base + (long) other * BLOCK, r);
+                            if (stampOf(r) != expected[id][other]) {
+                                mismatches.incrementAndGet();
+                            }
+                            ops[id].incrementAndGet();
+                        } catch (Exception e) {
+                            errors.incrementAndGet();
+                            e.printStackTrace();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (int round = 0; round < 12; round++) {
+                long[] before = snapshot(ops);
+                GateTest.await(() -> progressed(before, ops, 10), "both threads to make progress");
+                switch (round % 3) {
+                    case 0 -> {
+                        m.suspend("vol");
+                        m.resume("vol");
+                    }
+                    // same lower device: old closed, then new built
+                    case 1 -> m.reload("vol", "linear", Map.of("device", "disk", "offset", "0", "length", size));
+                    // another lower device onto the same bytes: new built first
+                    default -> m.reload("vol", "linear",
+                            Map.of("device", m.info("vol").orElseThrow().lower().contains("disk") ? "alias" : "disk"));
+                }
+            }
+            long[] before = snapshot(ops);
+            GateTest.await(() -> progressed(before, ops, 10), "both threads to make progress at the end");
+            run.set(false);
+            for (Future<?> f : workers) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            assertEquals(0, errors.get(), "I/O errors");
+            assertEquals(0, mismatches.get(), "mismatched blocks");
+            vol.close();
+        } finally {
+            m.stop();
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS));
+        }
+    }
+
     static long[] snapshot(AtomicLong[] ops) {
         long[] s = new long[ops.length];
         for (int i = 0; i < ops.length; i++) {

@@ -84,6 +84,8 @@ final class StrataFramework {
         } catch (IOException e) {
             throw new Main.StartupException("cannot create " + home.resolve("var/log") + ": " + e.getMessage(), e);
         }
+        // the shell's prompt (etc/gosh_profile): none unless a person is typing
+        props.putIfAbsent("strata.prompt", System.console() != null ? "strata> " : "");
         if (!options.interactive()) {
             // no console; and the shell must not stop the framework when its (empty) script ends
             props.put("gosh.args", "--nointeractive --noshutdown");

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,6 +60,9 @@ final class StrataFramework {
     /** Set by the shutdown hook: a signal asked us to stop. */
     private final AtomicBoolean signalled = new AtomicBoolean();
     private volatile Framework framework;
+    /** Held for the life of the process (see lockHome). */
+    @SuppressWarnings("unused")
+    private FileLock homeLock;
     /** The process's streams, taken before Gogo's ThreadIO replaces System.out/err/in. */
     private final PrintStream out = Main.STDOUT;
     private final PrintStream err = Main.STDERR;
@@ -75,6 +81,7 @@ final class StrataFramework {
     }
 
     void start() throws Main.StartupException {
+        lockHome();
         Map<String, String> props = config.frameworkProperties();
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", home.resolve("conf/logback.xml").toString());
@@ -127,6 +134,33 @@ final class StrataFramework {
         }
         awaitStarted();
         Main.writePidFile(pidFile);
+    }
+
+    /**
+     * One Strata per distribution directory: a second one would wipe the first one's framework
+     * cache and share its Configuration Admin files. The lock is held until the process exits.
+     */
+    private void lockHome() throws Main.StartupException {
+        Path lockFile = home.resolve("var/.lock");
+        try {
+            Files.createDirectories(lockFile.getParent());
+            FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = ch.tryLock();
+            if (lock == null) {
+                ch.close();
+                String pid = "";
+                try {
+                    pid = " (pid " + Files.readString(pidFile).trim() + ")";
+                } catch (IOException ignored) {
+                    // no pid file yet
+                }
+                throw new Main.StartupException("another Strata is running from " + home + pid
+                        + "; stop it first, or run a copy of the distribution", null);
+            }
+            homeLock = lock;
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot lock " + lockFile + ": " + e.getMessage(), e);
+        }
     }
 
     private void installBundles(BundleContext ctx) throws Main.StartupException {

@@ -35,6 +35,7 @@ public final class CrashModelRunner {
     private ReferenceModel model;
     private LogModel logModel;
     private long writeIds;
+    private final List<String> lastCrashStats = new ArrayList<>();
 
     private CrashModelRunner(CrashTestSubject subject, CrashStats stats) {
         this.subject = subject;
@@ -264,7 +265,9 @@ public final class CrashModelRunner {
             withDeadline("abandoning the target after the crash", () -> subject.abandon(dead));
         }
         List<CrashableDevice> restarted = new ArrayList<>();
+        lastCrashStats.clear();
         for (CrashableDevice d : devices) {
+            lastCrashStats.add(d.stats());
             restarted.add(d.restart());
         }
         devices = restarted;
@@ -338,9 +341,12 @@ public final class CrashModelRunner {
             sb.append("\n    ").append(i == failedAt ? ">> " : "   ").append('#').append(i).append(' ').append(ops.get(i));
         }
         sb.append("\n  writes are numbered w1, w2, … in order; 'wN@sS' is write N's data for sector S");
+        for (String st : lastCrashStats) {
+            sb.append("\n  at the last crash: ").append(st);
+        }
         if (devices != null) {
             for (CrashableDevice d : devices) {
-                sb.append("\n  ").append(d.stats());
+                sb.append("\n  now: ").append(d.stats());
             }
         }
         return sb.toString();

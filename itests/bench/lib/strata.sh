@@ -42,7 +42,7 @@ strata_start() {
     # Read-write open never blocks; keeps the FIFO open so the shell never sees EOF.
     [ -n "$STRATA_FD" ] || exec {STRATA_FD}<>"$fifo"
     start_server strata "$LOGS/strata.log" env STRATA_HOME="$STRATA_HOME" \
-        bash -c 'cd "$STRATA_HOME" && exec bin/strata <"$1"' strata "$fifo"
+        bash -c 'cd "$STRATA_HOME" && exec bin/strata --no-default-stack <"$1"' strata "$fifo"
     strata_cmd "echo ready" 180 || { STRATA_NOTE="not available: the Strata shell did not answer (see $LOGS/strata.log)"; return 1; }
 }
 
@@ -56,13 +56,15 @@ strata_cmd() {
     start=$(wc -l <"$LOGS/strata.log")
     printf '%s\necho %s\n' "$line" "$marker" >&"$STRATA_FD"
     deadline=$(($(date +%s) + limit))
-    while ! tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -qx "$marker"; do
+    # The shell prints its prompt ("strata> ") before each result; input is not echoed.
+    while ! tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -qE "(^|[>!] )$marker\$"; do
         if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
         if [ "$(date +%s)" -ge "$deadline" ]; then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
         sleep 0.05
     done
-    STRATA_OUT=$(tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -vx "$marker" | grep -v "echo $marker")
-    if grep -qiE '(^|: )(gogo: |error|exception|not found|invalid|failed|refused)' <<<"$STRATA_OUT"; then
+    STRATA_OUT=$(tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
+    # The shell reports a failed command as "gogo: SomeException: message".
+    if grep -qE '^(gogo: |error: )' <<<"$STRATA_OUT"; then
         return 1
     fi
     return 0

@@ -361,9 +361,13 @@ final class StrataFramework {
             try {
                 Method list = dmRef.getBundle().loadClass("dev.strata.api.DeviceManager").getMethod("list");
                 Collection<?> devices = (Collection<?>) list.invoke(dm);
-                Method name = dmRef.getBundle().loadClass("dev.strata.api.DeviceInfo").getMethod("name");
+                Class<?> info = dmRef.getBundle().loadClass("dev.strata.api.DeviceInfo");
+                Method name = info.getMethod("name");
+                Method size = info.getMethod("size");
                 for (Object d : devices) {
-                    configured.remove(String.valueOf(name.invoke(d)));
+                    if (((Number) size.invoke(d)).longValue() > 0) { // 0 while its target is not built
+                        configured.remove(String.valueOf(name.invoke(d)));
+                    }
                 }
             } finally {
                 ctx.ungetService(dmRef);
@@ -397,9 +401,10 @@ final class StrataFramework {
         if (fw == null || (fw.getState() & (Bundle.STARTING | Bundle.ACTIVE | Bundle.STOPPING)) == 0) {
             return;
         }
-        if (!stopping.get()) {
-            signalled.set(true);
+        if (stopping.get()) {
+            return; // the main thread is stopping the framework and decides the exit status
         }
+        signalled.set(true);
         boolean clean = stop();
         // the JVM's own exit status for a signal is 128+n; a daemon or shell asked to stop did its job
         if (options.daemon || options.interactive()) {

@@ -44,10 +44,14 @@ public final class CrashableDevice implements BlockDevice {
 
     /** A zero-filled device of {@code size} bytes. */
     public CrashableDevice(String name, long size, int blockSize) {
-        this(name, new byte[checkedSize(size, blockSize)], blockSize);
+        this(name, new byte[checkedSize(size, blockSize)], new byte[(int) size], blockSize);
     }
 
     private CrashableDevice(String name, byte[] image, int blockSize) {
+        this(name, image, image.clone(), blockSize);
+    }
+
+    private CrashableDevice(String name, byte[] image, byte[] current, int blockSize) {
         if (blockSize != 512 && blockSize != 4096) {
             throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
         }
@@ -57,7 +61,7 @@ public final class CrashableDevice implements BlockDevice {
         this.name = name;
         this.blockSize = blockSize;
         this.durable = image;
-        this.current = image.clone();
+        this.current = current;
     }
 
     /** A device whose durable contents are {@code image} (copied). */

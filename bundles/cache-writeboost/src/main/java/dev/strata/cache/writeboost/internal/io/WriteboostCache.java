@@ -637,16 +637,17 @@ public final class WriteboostCache implements Target {
             busy.end();
             lock.lock();
             try {
-                bypassRanges.remove(range);
                 if (ok) {
                     if (invalidate) {
+                        // the range stays registered until its cached copies are gone: no writeback in between
                         invalidateLogged(from, to, deadline);
                     }
                     bypassCompleted++;
                     bypassed.increment();
                 }
-                changed.signalAll();
             } finally {
+                bypassRanges.remove(range);
+                changed.signalAll();
                 lock.unlock();
             }
         }
@@ -709,10 +710,12 @@ public final class WriteboostCache implements Target {
     private void invalidateLogged(long from, long to, long deadline) throws IOException {
         for (long c = from; c < to; c += RecordHeader.MAX_INVALIDATE_LENGTH) {
             long e = Math.min(to, c + RecordHeader.MAX_INVALIDATE_LENGTH);
+            // room first: making room may wait (releasing the lock), and the entry must follow
+            // every data entry of these blocks logged before the drop, and precede every later one
+            while (!hasEntryRoom()) {
+                makeRoom(deadline);
+            }
             if (invalidateInMap(c, e) > 0) {
-                while (!hasEntryRoom()) {
-                    makeRoom(deadline);
-                }
                 ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
                 RecordHeader.putEntry(buf, recStart * BS, recEntries, c, 0, RecordHeader.ENTRY_INVALIDATE, (int) (e - c));
                 recEntries++;
@@ -741,38 +744,32 @@ public final class WriteboostCache implements Target {
         int srcBase = src.position();
         long deadline = deadline();
         ByteBuffer merge = null; // 4 KiB, for merging a partial block with its copy on the cache device
+        int needRead = -1;
+        int needGen = 0;
         long b = first;
         while (b <= last) {
-            int s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
-            int s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
-            int bits = ((1 << (s1 - s0)) - 1) << s0;
-            int srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
-            int needRead = -1;
-            int needGen = 0;
             lock.lock();
             try {
                 checkFailure();
-                // fast loop: as many blocks as fit without waiting or reading
+                // as many blocks as fit; stop only to read a block that a partial write must merge with
                 while (b <= last) {
-                    s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
-                    s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
-                    bits = ((1 << (s1 - s0)) - 1) << s0;
-                    srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
+                    int s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
+                    int s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
+                    int bits = ((1 << (s1 - s0)) - 1) << s0;
+                    int srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
                     int r = appendBlock(b, bits, src, srcIndex, s0, s1, merge, needRead, needGen, deadline);
                     if (r >= 0) {
-                        // must read location r from the cache device first
                         needRead = r;
                         needGen = segGen[r / SB];
                         break;
                     }
                     needRead = -1;
-                    merge = null;
                     b++;
                 }
             } finally {
                 lock.unlock();
             }
-            if (needRead >= 0) {
+            if (b <= last) {
                 if (merge == null) {
                     merge = ByteBuffer.allocate(BS);
                 }

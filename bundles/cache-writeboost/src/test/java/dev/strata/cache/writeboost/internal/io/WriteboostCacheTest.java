@@ -1,0 +1,535 @@
+package dev.strata.cache.writeboost.internal.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.DeviceIOException;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.writeboost.internal.format.Layout;
+import dev.strata.cache.writeboost.internal.format.Superblock;
+import dev.strata.cache.writeboost.internal.testing.MemDevice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class WriteboostCacheTest {
+    static final int MIB = 1 << 20;
+    MemDevice backing = new MemDevice("backing", 64L * MIB);
+    MemDevice cacheDev = new MemDevice("cache", 17L * MIB);
+    WriteboostCache wb;
+
+    @AfterEach
+    void close() throws IOException {
+        if (wb != null) {
+            wb.close();
+            assertTrue(wb.runningDaemons().isEmpty(), "no daemon survives close: " + wb.runningDaemons());
+        }
+    }
+
+    WriteboostCache open(Tunables t, WriteboostCache.Options o) throws IOException {
+        return WriteboostCache.open("wb", backing, cacheDev, false, t, o, null);
+    }
+
+    static Tunables noBypass() {
+        return Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "0").with(Tunables.SEQUENTIAL_CUTOFF, "0");
+    }
+
+    static byte[] random(Random r, int n) {
+        byte[] b = new byte[n];
+        r.nextBytes(b);
+        return b;
+    }
+
+    static byte[] read(BlockDevice d, long off, int len) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(len);
+        d.read(off, b);
+        assertEquals(len, b.position());
+        return b.array();
+    }
+
+    static void write(BlockDevice d, long off, byte[] data) throws IOException {
+        d.write(off, ByteBuffer.wrap(data), 0);
+    }
+
+    /** Random writes and reads against a model, any size and alignment (512). */
+    void modelRun(Random r, byte[] model, int ops, int maxLen) throws IOException {
+        for (int i = 0; i < ops; i++) {
+            int len = (1 + r.nextInt(maxLen / 512)) * 512;
+            long off = (long) r.nextInt((int) ((model.length - len) / 512)) * 512;
+            if (r.nextInt(3) > 0) {
+                byte[] d = random(r, len);
+                write(wb, off, d);
+                System.arraycopy(d, 0, model, (int) off, len);
+            } else {
+                assertArrayEquals(Arrays.copyOfRange(model, (int) off, (int) off + len), read(wb, off, len),
+                        "read at " + off + " +" + len);
+            }
+            if (r.nextInt(50) == 0) {
+                wb.flush();
+            }
+        }
+    }
+
+    void verifyAll(byte[] model) throws IOException {
+        for (int off = 0; off < model.length; off += MIB) {
+            assertArrayEquals(Arrays.copyOfRange(model, off, off + MIB), read(wb, off, MIB), "MiB at " + off);
+        }
+    }
+
+    @Test
+    void formatsABlankCacheAndReadsItsWrites() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults());
+        byte[] model = new byte[(int) backing.size()];
+        modelRun(new Random(1), model, 3000, 64 * 1024);
+        verifyAll(model);
+        Map<String, String> s = wb.status();
+        assertTrue(Long.parseLong(s.get("read_hits")) > 0);
+        assertEquals("active", s.get("cache_state"));
+    }
+
+    @Test
+    void subBlockWritesMergeWithTheBackingDevice() throws IOException {
+        Random r = new Random(2);
+        byte[] base = random(r, 64 * 1024);
+        write(backing, 0, base);
+        wb = open(noBypass(), WriteboostCache.Options.defaults());
+        byte[] model = Arrays.copyOf(base, base.length);
+        // sector 3 of block 0, sectors 7 of block 1 and 0..1 of block 2
+        byte[] a = random(r, 512);
+        write(wb, 3 * 512, a);
+        System.arraycopy(a, 0, model, 3 * 512, 512);
+        byte[] b = random(r, 3 * 512);
+        write(wb, 4096 + 7 * 512, b);
+        System.arraycopy(b, 0, model, 4096 + 7 * 512, 3 * 512);
+        assertArrayEquals(Arrays.copyOf(model, 16384), read(wb, 0, 16384));
+        wb.flush();
+        // push the partial blocks out of the buffer so that a second partial write must merge from the device
+        for (int i = 0; i < 600; i++) {
+            write(wb, 32L * MIB + i * 4096L, random(r, 4096));
+        }
+        wb.flush();
+        byte[] c = random(r, 512);
+        write(wb, 5 * 512, c);
+        System.arraycopy(c, 0, model, 5 * 512, 512);
+        assertArrayEquals(Arrays.copyOf(model, 16384), read(wb, 0, 16384));
+        assertArrayEquals(Arrays.copyOfRange(model, 512, 512 + 3 * 512), read(wb, 512, 3 * 512));
+        wb.writebackAll();
+        assertArrayEquals(Arrays.copyOf(model, 16384), read(backing, 0, 16384), "written back sector by sector");
+        assertArrayEquals(Arrays.copyOf(model, 16384), read(wb, 0, 16384));
+    }
+
+    @Test
+    void reopensFromTheLogAfterClose() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults().withBackgroundWriteback(false));
+        byte[] model = new byte[(int) backing.size()];
+        modelRun(new Random(3), model, 800, 16 * 1024);
+        long dirty = wb.dirtyBlocks();
+        assertTrue(dirty > 0);
+        wb.close();
+        long before = cacheDev.bytesRead.get();
+        wb = open(noBypass(), WriteboostCache.Options.defaults().withBackgroundWriteback(false));
+        long startupRead = cacheDev.bytesRead.get() - before;
+        assertEquals(dirty, wb.dirtyBlocks());
+        assertTrue(wb.recovered().dirtyRecords() > 0);
+        // after a clean close only headers are read: superblock, two slots, one block per record header
+        assertEquals(startupRead, 3 * 4096 + wb.recovered().bytesRead());
+        assertTrue(startupRead < 2L * MIB, "start-up read " + startupRead + " bytes");
+        verifyAll(model);
+    }
+
+    @Test
+    void aFullLogWaitsForWritebackAndLosesNothing() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults());
+        byte[] model = new byte[(int) backing.size()];
+        Random r = new Random(4);
+        // 3x the cache capacity of random 4 KiB..16 KiB writes
+        long written = 0;
+        while (written < 3L * 16 * MIB) {
+            int len = (1 + r.nextInt(4)) * 4096;
+            long off = (long) r.nextInt((int) (backing.size() - len) / 4096) * 4096;
+            byte[] d = random(r, len);
+            write(wb, off, d);
+            System.arraycopy(d, 0, model, (int) off, len);
+            written += len;
+        }
+        verifyAll(model);
+        wb.writebackAll();
+        assertEquals(0, wb.dirtyBlocks());
+        assertArrayEquals(model, read(backing, 0, model.length));
+        wb.close();
+        wb = open(noBypass(), WriteboostCache.Options.defaults());
+        verifyAll(model);
+    }
+
+    @Test
+    void writebackIsSortedAndMerged() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(5);
+        // 200 blocks of a 256-block range, written in random order: writeback needs few large writes
+        int[] perm = new int[256];
+        for (int i = 0; i < 256; i++) {
+            perm[i] = i;
+        }
+        for (int i = 255; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            int t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        byte[] model = new byte[256 * 4096];
+        for (int i = 0; i < 200; i++) {
+            byte[] d = random(r, 4096);
+            write(wb, perm[i] * 4096L, d);
+            System.arraycopy(d, 0, model, perm[i] * 4096, 4096);
+        }
+        wb.flush();
+        long writesBefore = backing.writes.get();
+        wb.writebackAll();
+        long writes = backing.writes.get() - writesBefore;
+        assertTrue(writes < 60, "sorted writeback used " + writes + " writes for 200 blocks");
+        assertArrayEquals(model, read(backing, 0, model.length));
+        assertTrue(backing.flushes.get() > 0, "backing flushed before segments count as written back");
+    }
+
+    @Test
+    void largeWritesBypassTheCacheAfterInvalidatingIt() throws IOException {
+        wb = open(Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "256k"), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(6);
+        byte[] small = random(r, 8192);
+        write(wb, 4096, small); // cached, dirty
+        long cacheBytes = cacheDev.bytesWritten.get();
+        byte[] big = random(r, 1 << 20);
+        write(wb, 0, big); // bypass over the cached blocks
+        assertArrayEquals(big, read(wb, 0, 1 << 20));
+        assertArrayEquals(big, read(backing, 0, 1 << 20));
+        assertEquals(cacheBytes, cacheDev.bytesWritten.get(), "the big write did not go through the cache");
+        assertEquals(0, wb.dirtyBlocks());
+        wb.writebackAll();
+        assertArrayEquals(big, read(backing, 0, 1 << 20), "no stale writeback over the bypassed data");
+        // and after a restart the invalidation is replayed too
+        wb.close();
+        wb = open(Tunables.DEFAULTS, WriteboostCache.Options.defaults().manual());
+        assertArrayEquals(big, read(wb, 0, 1 << 20));
+        Map<String, String> s = wb.status();
+        assertEquals("0", s.get("dirty_blocks"));
+    }
+
+    @Test
+    void unalignedBypassKeepsItsEdgesInTheCache() throws IOException {
+        wb = open(Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "64k"), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(7);
+        byte[] model = new byte[1 << 20];
+        byte[] d = random(r, 4096 * 4);
+        write(wb, 0, d);
+        System.arraycopy(d, 0, model, 0, d.length);
+        byte[] big = random(r, 200 * 1024 + 1536);
+        write(wb, 1536, big);
+        System.arraycopy(big, 0, model, 1536, big.length);
+        assertArrayEquals(model, read(wb, 0, model.length));
+        wb.writebackAll();
+        assertArrayEquals(model, read(backing, 0, model.length));
+    }
+
+    @Test
+    void sequentialStreamsBypassAfterTheCutoff() throws IOException {
+        wb = open(Tunables.DEFAULTS.with(Tunables.SEQUENTIAL_CUTOFF, "256k"), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(8);
+        byte[] model = new byte[4 << 20];
+        for (int off = 0; off < model.length; off += 65536) {
+            byte[] d = random(r, 65536);
+            write(wb, off, d);
+            System.arraycopy(d, 0, model, off, d.length);
+        }
+        long bypassed = Long.parseLong(wb.status().get("bypassed"));
+        assertTrue(bypassed >= 55, "bypassed " + bypassed);
+        assertArrayEquals(model, read(wb, 0, model.length));
+    }
+
+    /** A writeback that is writing block B when a bypass write of B arrives must finish first. */
+    @Test
+    void writebackNeverWritesOlderDataOverABypassedWrite() throws Exception {
+        wb = open(Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "64k"), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(9);
+        byte[] old = random(r, 4096);
+        write(wb, 0, old);
+        wb.flush();
+        CountDownLatch writebackWriting = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        backing.failWrite = o -> {
+            if (o == 0 && Thread.currentThread().getName().equals("wbtest")) {
+                writebackWriting.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return false;
+        };
+        ExecutorService ex = Executors.newFixedThreadPool(2, run -> new Thread(run, "wbtest"));
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> wbDone = ex.submit(() -> {
+                wb.writebackAll();
+                return null;
+            });
+            assertTrue(writebackWriting.await(30, TimeUnit.SECONDS));
+            byte[] big = random(r, 128 * 1024);
+            Future<?> bypass = other.submit(() -> {
+                write(wb, 0, big);
+                return null;
+            });
+            // the bypass must wait for the writeback write of block 0 in flight
+            assertThrows(java.util.concurrent.TimeoutException.class, () -> bypass.get(300, TimeUnit.MILLISECONDS));
+            release.countDown();
+            wbDone.get(30, TimeUnit.SECONDS);
+            bypass.get(30, TimeUnit.SECONDS);
+            assertArrayEquals(big, read(backing, 0, big.length));
+            assertArrayEquals(big, read(wb, 0, big.length));
+        } finally {
+            release.countDown();
+            ex.shutdownNow();
+            other.shutdownNow();
+        }
+    }
+
+    @Test
+    void badInputIsOneLineAndWritesNothing() throws IOException {
+        MemDevice tiny = new MemDevice("tiny", 16L * MIB);
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> WriteboostCache.open("wb", backing, tiny, false, Tunables.DEFAULTS, WriteboostCache.Options.defaults(), null));
+        assertTrue(e.getMessage().contains("at least"), e.getMessage());
+        assertEquals(0, tiny.bytesWritten.get());
+        assertThrows(InvalidArgumentException.class,
+                () -> WriteboostCache.open("wb", backing, backing, false, Tunables.DEFAULTS, WriteboostCache.Options.defaults(), null));
+
+        // foreign data
+        write(cacheDev, 0, Arrays.copyOf("not a strata cache".getBytes(), 4096));
+        long w = cacheDev.bytesWritten.get();
+        e = assertThrows(InvalidArgumentException.class, () -> open(Tunables.DEFAULTS, WriteboostCache.Options.defaults()));
+        assertTrue(e.getMessage().contains("format=true"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"));
+        assertEquals(w, cacheDev.bytesWritten.get());
+
+        // another policy, another version
+        Superblock other = new Superblock(1, "writecache", 4096, 1 << 20, 16, 1 << 20, java.util.UUID.randomUUID(), backing.size(), 1);
+        cacheDev.write(0, other.encode(), 0);
+        w = cacheDev.bytesWritten.get();
+        e = assertThrows(InvalidArgumentException.class, () -> open(Tunables.DEFAULTS, WriteboostCache.Options.defaults()));
+        assertTrue(e.getMessage().contains("writecache"), e.getMessage());
+        Superblock v9 = new Superblock(9, "writeboost", 4096, 1 << 20, 16, 1 << 20, java.util.UUID.randomUUID(), backing.size(), 1);
+        cacheDev.write(0, v9.encode(), 0);
+        w = cacheDev.bytesWritten.get();
+        e = assertThrows(InvalidArgumentException.class, () -> open(Tunables.DEFAULTS, WriteboostCache.Options.defaults()));
+        assertTrue(e.getMessage().contains("version 9"), e.getMessage());
+        assertEquals(w, cacheDev.bytesWritten.get());
+
+        // format=true formats it
+        wb = WriteboostCache.open("wb", backing, cacheDev, true, Tunables.DEFAULTS, WriteboostCache.Options.defaults(), null);
+        write(wb, 0, new byte[4096]);
+        wb.close();
+        wb = null;
+
+        // corrupt superblock
+        cacheDev.corrupt(100);
+        w = cacheDev.bytesWritten.get();
+        e = assertThrows(InvalidArgumentException.class, () -> open(Tunables.DEFAULTS, WriteboostCache.Options.defaults()));
+        assertTrue(e.getMessage().contains("corrupt"), e.getMessage());
+        assertEquals(w, cacheDev.bytesWritten.get());
+        cacheDev.corrupt(100);
+
+        // another backing device
+        MemDevice otherBacking = new MemDevice("other", 32L * MIB);
+        e = assertThrows(InvalidArgumentException.class,
+                () -> WriteboostCache.open("wb", otherBacking, cacheDev, false, Tunables.DEFAULTS, WriteboostCache.Options.defaults(), null));
+        assertTrue(e.getMessage().contains("backing device"), e.getMessage());
+        assertEquals(w, cacheDev.bytesWritten.get());
+
+        // a valid cache is never reformatted, even with format=true
+        wb = WriteboostCache.open("wb", backing, cacheDev, true, Tunables.DEFAULTS, WriteboostCache.Options.defaults(), null);
+        assertTrue(wb.recovered().dirtyRecords() > 0);
+    }
+
+    @Test
+    void tunablesAreValidatedAndSwappedWhole() throws IOException {
+        wb = open(Tunables.DEFAULTS, WriteboostCache.Options.defaults());
+        wb.message("writeback_threshold", "30");
+        assertEquals(30, wb.tunables().writebackThreshold());
+        Tunables before = wb.tunables();
+        for (String[] bad : new String[][] {{"writeback_threshold", "101"}, {"writeback_threshold", "x"},
+                {"nr_max_batched_writeback", "0"}, {"bypass_threshold", "100"}, {"sequential_cutoff", "-1"},
+                {"write_around", "maybe"}, {"writeback.controller", "bad name"}, {"no_such", "1"},
+                {"writeback", "some"}, {"update_record_interval", "100000"}}) {
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> wb.message(bad[0], bad[1]),
+                    Arrays.toString(bad));
+            assertFalse(e.getMessage().contains("\n"));
+        }
+        assertEquals(before, wb.tunables(), "nothing changed");
+        assertEquals("30", wb.status().get("writeback_threshold"));
+        wb.message("bypass_threshold", "2M");
+        assertEquals(2L << 20, wb.tunables().bypassThreshold());
+    }
+
+    @Test
+    void recordUpdatesArePacedByTheClock() throws IOException {
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual().withClock(now::get));
+        Random r = new Random(10);
+        for (int i = 0; i < 600; i++) {
+            write(wb, i * 4096L, random(r, 4096));
+        }
+        wb.flush();
+        assertTrue(wb.writebackRunOnce());
+        assertFalse(wb.recordUpdaterRunOnce(), "not due yet");
+        now.addAndGet(TimeUnit.SECONDS.toNanos(61));
+        assertTrue(wb.recordUpdaterRunOnce());
+        assertFalse(wb.recordUpdaterRunOnce(), "nothing new");
+        assertEquals("1", wb.status().get("record_updates"));
+        assertFalse(wb.syncRunOnce() && false);
+    }
+
+    @Test
+    void flushIsGroupCommitted() throws Exception {
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
+        int threads = 8;
+        ExecutorService ex = Executors.newFixedThreadPool(threads);
+        try {
+            Future<?>[] f = new Future<?>[threads];
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                f[t] = ex.submit(() -> {
+                    Random r = new Random(id);
+                    for (int i = 0; i < 200; i++) {
+                        wb.write((id * 1000L + i) * 4096, ByteBuffer.wrap(random(r, 4096)), BlockDevice.FUA);
+                    }
+                    return null;
+                });
+            }
+            for (Future<?> x : f) {
+                x.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+        Map<String, String> s = wb.status();
+        assertEquals(1600, Long.parseLong(s.get("flushes")));
+        assertTrue(cacheDev.flushes.get() <= 1600, "cache flushes " + cacheDev.flushes.get());
+    }
+
+    @Test
+    void concurrentVerifiedIoWhileWritebackRuns() throws Exception {
+        wb = open(Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "100").with(Tunables.BYPASS_THRESHOLD, "128k"),
+                WriteboostCache.Options.defaults());
+        int threads = 6;
+        long region = backing.size() / threads / 4096 * 4096;
+        ExecutorService ex = Executors.newFixedThreadPool(threads);
+        try {
+            Future<?>[] f = new Future<?>[threads];
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                f[t] = ex.submit(() -> {
+                    Random r = new Random(100 + id);
+                    byte[] model = new byte[(int) region];
+                    long base = id * region;
+                    for (int i = 0; i < 1500; i++) {
+                        int len = (1 + r.nextInt(r.nextInt(10) == 0 ? 400 : 16)) * 512;
+                        int off = r.nextInt((int) (region - len) / 512) * 512;
+                        if (r.nextBoolean()) {
+                            byte[] d = random(r, len);
+                            wb.write(base + off, ByteBuffer.wrap(d), r.nextInt(20) == 0 ? BlockDevice.FUA : 0);
+                            System.arraycopy(d, 0, model, off, len);
+                        } else {
+                            assertArrayEquals(Arrays.copyOfRange(model, off, off + len), read(wb, base + off, len));
+                        }
+                    }
+                    for (int off = 0; off < region; off += 65536) {
+                        int n = (int) Math.min(65536, region - off);
+                        assertArrayEquals(Arrays.copyOfRange(model, off, off + n), read(wb, base + off, n));
+                    }
+                    return null;
+                });
+            }
+            for (Future<?> x : f) {
+                x.get(100, TimeUnit.SECONDS);
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+        assertTrue(Long.parseLong(wb.status().get("written_back_blocks")) > 0);
+    }
+
+    @Test
+    void cacheWriteErrorsSurfaceAndNothingHangs() throws IOException {
+        wb = open(noBypass().with(Tunables.IO_TIMEOUT, "5000"), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(11);
+        byte[] d = random(r, 4096);
+        write(wb, 0, d);
+        cacheDev.failWrite = o -> o >= Layout.FIRST_SEGMENT_OFFSET;
+        assertThrows(IOException.class, () -> wb.flush());
+        assertThrows(DeviceIOException.class, () -> write(wb, 8192, d));
+        assertThrows(DeviceIOException.class, () -> read(wb, 0, 4096), "no read of possibly stale data");
+        assertEquals("failed", wb.status().get("cache_state"));
+        cacheDev.failWrite = o -> false;
+        assertThrows(DeviceIOException.class, () -> wb.close(), "close reports that not everything is durable");
+        assertTrue(wb.runningDaemons().isEmpty());
+        wb = null;
+    }
+
+    @Test
+    void backingErrorsSurfaceAndWritebackRetries() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
+        Random r = new Random(12);
+        byte[] d = random(r, 8192);
+        write(wb, 0, d);
+        wb.flush();
+        backing.failRead = o -> o >= 16 * MIB;
+        assertThrows(DeviceIOException.class, () -> read(wb, 16L * MIB, 4096));
+        assertArrayEquals(d, read(wb, 0, 8192), "hits still served");
+        backing.failWrite = o -> true;
+        assertThrows(IOException.class, () -> wb.writebackAll());
+        assertTrue(wb.status().get("writeback_error").contains("injected"));
+        assertEquals(2, wb.dirtyBlocks());
+        assertArrayEquals(d, read(wb, 0, 8192));
+        backing.failWrite = o -> false;
+        wb.writebackAll();
+        assertEquals(0, wb.dirtyBlocks());
+        assertArrayEquals(d, read(backing, 0, 8192));
+    }
+
+    @Test
+    void aDirtyFullLogSurvivesARestart() throws IOException {
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
+        byte[] model = new byte[(int) backing.size()];
+        Random r = new Random(13);
+        // fill the log with dirty data (no writeback at all) until a write would have to wait
+        int capacity = 16 * 255;
+        for (int i = 0; i < capacity - 300; i++) {
+            long blk = r.nextInt((int) (backing.size() / 4096));
+            byte[] d = random(r, 4096);
+            write(wb, blk * 4096, d);
+            System.arraycopy(d, 0, model, (int) blk * 4096, 4096);
+        }
+        wb.close();
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
+        assertTrue(wb.dirtyBlocks() > 3000);
+        verifyAll(model);
+        wb.writebackAll();
+        assertArrayEquals(model, read(backing, 0, model.length));
+    }
+}

@@ -61,9 +61,15 @@ class LauncherConfigTest {
         LauncherConfig c = LauncherConfig.load(Path.of("src/main/dist/conf/config.properties"), Map.of("strata.home", "/h"));
         int shell = c.startLevel("org.apache.felix.gogo.shell");
         int strata = c.startLevel("dev.strata.core");
+        assertTrue(c.startLevel("dev.strata.nbd") < shell);
         assertTrue(strata < shell, "Strata bundles must start before the shell");
         assertTrue(c.startLevel("slf4j.api") < c.startLevel("org.apache.felix.scr"), "logging before anything logs");
         assertTrue(c.startLevel("ch.qos.logback.classic") < strata);
+        // shutdown comes down the levels: core closes the devices while the target bundles are there
+        assertTrue(c.startLevel("dev.strata.driver.file") < strata);
+        assertTrue(c.startLevel("dev.strata.cache.writeboost") < strata);
+        assertTrue(c.startLevel("dev.strata.nbd") > strata, "exports close before the devices");
+        assertTrue(c.startLevel("org.apache.felix.fileinstall") > strata);
         assertEquals(Integer.parseInt(c.get("org.osgi.framework.startlevel.beginning")), shell);
         assertEquals("/h/var/config", c.get("felix.cm.dir"));
         assertEquals("/h/deploy", c.get("felix.fileinstall.dir"));

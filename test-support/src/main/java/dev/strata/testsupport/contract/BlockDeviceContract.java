@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -131,8 +132,10 @@ public abstract class BlockDeviceContract {
         SplittableRandom rnd = new SplittableRandom(1);
         int gen = 0;
         for (int len : lengths) {
-            long[] offsets = {0, 512, 3 * 512, 4096, 4096 * 3 + 512 * 5,
-                alignDown(rnd.nextLong(size - len + 1)), size - len, size - len - 512 * 7};
+            long random = alignDown(rnd.nextLong(size - len + 1));
+            long[] offsets = len < MIB
+                    ? new long[] {0, 512, 3 * 512, 4096, 4096 * 3 + 512 * 5, random, size - len, size - len - 512 * 7}
+                    : new long[] {3 * 512, random, size - len - 512 * 7};
             for (long off : offsets) {
                 if (off < 0 || off + len > size) {
                     continue;
@@ -582,23 +585,20 @@ public abstract class BlockDeviceContract {
         int threads = writerThreads();
         int sectors = MIB / SECTOR;
         long base = 4096L * 5;
-        for (int pass = 0; pass < 2; pass++) {
-            final int p = pass;
-            runConcurrently(threads, t -> {
-                ByteBuffer buf = (t & 1) == 0 ? ByteBuffer.allocate(SECTOR) : ByteBuffer.allocateDirect(SECTOR);
-                for (int s = t; s < sectors; s += threads) {
-                    long off = base + (long) s * SECTOR;
-                    byte[] data = pattern(off * 7 + p, SECTOR);
-                    buf.clear();
-                    buf.put(data).flip();
-                    device.write(off, buf, 0);
-                    synchronized (model) {
-                        System.arraycopy(data, 0, model, (int) off, SECTOR);
-                    }
+        runConcurrently(threads, t -> {
+            ByteBuffer buf = (t & 1) == 0 ? ByteBuffer.allocate(SECTOR) : ByteBuffer.allocateDirect(SECTOR);
+            for (int s = t; s < sectors; s += threads) {
+                long off = base + (long) s * SECTOR;
+                byte[] data = pattern(off * 7, SECTOR);
+                buf.clear();
+                buf.put(data).flip();
+                device.write(off, buf, 0);
+                synchronized (model) {
+                    System.arraycopy(data, 0, model, (int) off, SECTOR);
                 }
-                return null;
-            });
-        }
+            }
+            return null;
+        });
         // the same with 1 KiB writes at odd sector offsets: writer t owns sectors pairs 2k+1, 2k+2
         runConcurrently(threads, t -> {
             for (int k = t; k < sectors / 2 - 1; k += threads) {
@@ -615,9 +615,9 @@ public abstract class BlockDeviceContract {
     }
 
     /**
-     * Writers overwrite one shared region with requests of random sizes and offsets. Afterwards
-     * every sector must hold, whole, the data one of the writes put there (or zeroes if none
-     * covered it): no torn sectors, no data from elsewhere.
+     * Writers overwrite one shared region with requests of random sizes and offsets (and some
+     * writeZeroes). Afterwards every sector must hold, whole, the data one of the writes put
+     * there, or zeroes: no torn sectors, no data from elsewhere.
      */
     @Test
     void concurrentWritersToOverlappingRangesLeaveWholeSectors() throws Exception {
@@ -630,6 +630,10 @@ public abstract class BlockDeviceContract {
             for (int k = 0; k < writesPerThread; k++) {
                 int n = 1 + rnd.nextInt(rnd.nextBoolean() ? 16 : 400);
                 int first = rnd.nextInt(regionSectors - n + 1);
+                if (rnd.nextInt(6) == 0) { // zeroes are a valid outcome for any sector too
+                    device.writeZeroes(base + (long) first * SECTOR, (long) n * SECTOR, 0);
+                    continue;
+                }
                 byte[] data = new byte[n * SECTOR];
                 for (int s = 0; s < n; s++) {
                     taggedSector(data, s * SECTOR, t, k, first + s);
@@ -660,6 +664,50 @@ public abstract class BlockDeviceContract {
         // the region outside was not touched
         assertAllZero(readBytes(base - 4096, 4096), base - 4096);
         assertAllZero(readBytes(base + regionSectors * SECTOR, 4096), base + regionSectors * SECTOR);
+    }
+
+    /**
+     * All writers write the same 128 sectors (64 KiB) (at an odd sector offset) at the same moment, round
+     * after round; after each round every sector must be whole: one writer's data for this round.
+     */
+    @Test
+    void simultaneousWritersOfTheSameSectorsLeaveWholeSectors() throws Exception {
+        int threads = writerThreads();
+        int sectors = 128;
+        int rounds = 150;
+        long base = 2L * MIB + 5 * SECTOR;
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        runConcurrently(threads, t -> {
+            byte[] data = new byte[sectors * SECTOR];
+            ByteBuffer direct = ByteBuffer.allocateDirect(data.length);
+            byte[] expect = new byte[SECTOR];
+            for (int r = 0; r < rounds; r++) {
+                for (int s = 0; s < sectors; s++) {
+                    taggedSector(data, s * SECTOR, t, r, s);
+                }
+                ByteBuffer src = (t & 1) == 0 ? ByteBuffer.wrap(data) : direct.clear().put(data).flip();
+                barrier.await(30, TimeUnit.SECONDS);
+                device.write(base, src, 0);
+                barrier.await(30, TimeUnit.SECONDS);
+                if (t == 0) {
+                    byte[] got = readBytes(base, sectors * SECTOR);
+                    for (int s = 0; s < sectors; s++) {
+                        ByteBuffer b = ByteBuffer.wrap(got, s * SECTOR, SECTOR);
+                        int writer = b.getInt();
+                        int write = b.getInt();
+                        int sector = b.getInt();
+                        if (writer < 0 || writer >= threads || write != r || sector != s) {
+                            fail("round " + r + ": sector " + s + " holds data no writer of this round wrote there");
+                        }
+                        taggedSector(expect, 0, writer, r, s);
+                        if (!Arrays.equals(expect, 0, SECTOR, got, s * SECTOR, (s + 1) * SECTOR)) {
+                            fail("round " + r + ": sector " + s + " is torn");
+                        }
+                    }
+                }
+            }
+            return null;
+        });
     }
 
     private static void taggedSector(byte[] into, int at, int writer, int write, int sector) {

@@ -78,15 +78,26 @@ public final class CrashReplay {
         List<BlockDevice> recorded = new ArrayList<>();
         List<byte[]> initial = new ArrayList<>();
         List<Integer> blockSizes = new ArrayList<>();
-        int i = 0;
-        for (CrashTestSubject.DeviceSpec spec : subject.devices()) {
-            CrashableDevice d = new CrashableDevice(spec.name(), spec.size(), spec.blockSize());
-            initial.add(d.durableImage());
-            blockSizes.add(spec.blockSize());
-            recorded.add(new LogWritesDevice(d, log, i++));
+        List<BlockDevice> media = new ArrayList<>();
+        List<Applied> applied;
+        try {
+            int i = 0;
+            for (CrashTestSubject.DeviceSpec spec : subject.devices()) {
+                BlockDevice d = subject.recordingMedium(spec);
+                media.add(d);
+                byte[] image = new byte[Math.toIntExact(spec.size())];
+                d.read(0, java.nio.ByteBuffer.wrap(image));
+                initial.add(image);
+                blockSizes.add(spec.blockSize());
+                recorded.add(new LogWritesDevice(d, log, i++));
+            }
+            List<CrashOp> ops = CrashOps.random(workload.withoutCrashes(), new Random(options.seed()), options.operations());
+            applied = record(ops, recorded, log);
+        } finally {
+            for (BlockDevice d : media) {
+                subject.releaseMedium(d);
+            }
         }
-        List<CrashOp> ops = CrashOps.random(workload.withoutCrashes(), new Random(options.seed()), options.operations());
-        List<Applied> applied = record(ops, recorded, log);
         List<LogEntry> entries = log.entries();
 
         LogReplay replay = new LogReplay(entries, initial, blockSizes);
@@ -190,9 +201,22 @@ public final class CrashReplay {
         }
         List<BlockDevice> devices = new ArrayList<>();
         List<CrashTestSubject.DeviceSpec> specs = subject.devices();
-        for (int i = 0; i < images.size(); i++) {
-            devices.add(CrashableDevice.ofImage(specs.get(i).name(), images.get(i), specs.get(i).blockSize()));
+        // the images become devices (the subject's replay medium), the target is reopened over them
+        try {
+            for (int i = 0; i < images.size(); i++) {
+                devices.add(subject.replayMedium(specs.get(i), images.get(i)));
+            }
+            checkPoint(p, mode, model, logModel, inFlightFirst, inFlight, inFlightOp, devices, entries);
+        } finally {
+            for (BlockDevice d : devices) {
+                subject.releaseMedium(d);
+            }
         }
+    }
+
+    private void checkPoint(LogReplay.Point p, CrashMode mode, ReferenceModel model, LogModel logModel, int inFlightFirst,
+            long[] inFlight, String inFlightOp, List<BlockDevice> devices, List<LogEntry> entries) throws IOException {
+        long at = p.entriesApplied();
         String where = subject.name() + ": crash point " + (at == 0 ? "before the first log entry" : "after log entry " + (at - 1))
                 + " of " + entries.size()
                 + (p.last() == null ? "" : " (" + p.last() + ")") + ", image " + mode.label() + ", request in flight: " + inFlightOp;

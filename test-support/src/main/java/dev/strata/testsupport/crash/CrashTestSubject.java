@@ -68,6 +68,29 @@ public interface CrashTestSubject {
         return false;
     }
 
+    /**
+     * Crash replay only: the device the workload is recorded on (below the log-writes recorder).
+     * Default: a fresh {@link CrashableDevice}. A subject may return a real driver's device here
+     * (a file, O_DIRECT, memory) so that the recording runs on it.
+     */
+    default BlockDevice recordingMedium(DeviceSpec spec) throws IOException {
+        return new CrashableDevice(spec.name(), spec.size(), spec.blockSize());
+    }
+
+    /**
+     * Crash replay only: a device holding {@code image} (a replayed crash image) that the target
+     * is reopened over. Default: a {@link CrashableDevice}. A subject may materialise the image in
+     * a real driver's device instead.
+     */
+    default BlockDevice replayMedium(DeviceSpec spec, byte[] image) throws IOException {
+        return CrashableDevice.ofImage(spec.name(), image, spec.blockSize());
+    }
+
+    /** Crash replay only: releases a device returned by {@link #recordingMedium} or {@link #replayMedium}. */
+    default void releaseMedium(BlockDevice medium) throws IOException {
+        medium.close();
+    }
+
     /** The shape of the sequences to run. */
     default Workload workload() {
         return Workload.DEFAULT;

@@ -12,6 +12,9 @@ import java.util.Optional;
  */
 public interface DefinitionStore {
 
+    /** The keys of every stored definition (to load them all at start). */
+    java.util.List<String> keys() throws IOException;
+
     /** Creates or updates the definition of {@code definition.name()}; returns its key. */
     String save(DeviceDefinition definition) throws IOException;
 

@@ -108,6 +108,8 @@ public final class DeviceManagerImpl implements DeviceManager {
     private volatile Settings settings = Settings.defaults();
     private volatile DefinitionStore store;
     private volatile boolean stopped;
+    private final java.util.concurrent.atomic.AtomicBoolean stopOnce = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile BundleContext context;
 
     @Reference
     ConfigurationAdmin configAdmin;
@@ -139,9 +141,11 @@ public final class DeviceManagerImpl implements DeviceManager {
     @Activate
     void activate(BundleContext context, Config config) {
         settings = Settings.of(config.gate_timeout_seconds(), config.detach_wait_seconds());
+        this.context = context;
         ConfigAdminStore cm = new ConfigAdminStore(configAdmin, this);
         store = cm;
         configAdminStore = cm;
+        loadStored();
         cm.register(context);
         LOG.info("device manager started (gate timeout {} s)", TimeUnit.NANOSECONDS.toSeconds(settings.gateTimeoutNanos()));
     }
@@ -184,6 +188,16 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     void unbindFactory(ServiceReference<TargetFactory> ref, TargetFactory factory) {
+        if (frameworkStopping()) {
+            // Everything goes away: close every device top-down now, while this factory and
+            // the ones below are still there, rather than waiting at gates for factories that
+            // will never return.
+            if (!stopOnce.get()) {
+                LOG.info("the framework is stopping: closing every device top-down");
+            }
+            stop();
+            return;
+        }
         FactoryEntry entry = null;
         synchronized (structure) {
             for (List<FactoryEntry> list : factories.values()) {
@@ -196,6 +210,18 @@ public final class DeviceManagerImpl implements DeviceManager {
         }
         if (entry != null) {
             removeFactory(entry);
+        }
+    }
+
+    private boolean frameworkStopping() {
+        BundleContext c = context;
+        if (c == null) {
+            return false;
+        }
+        try {
+            return c.getBundle(0).getState() == org.osgi.framework.Bundle.STOPPING;
+        } catch (IllegalStateException e) {
+            return true;
         }
     }
 
@@ -499,14 +525,14 @@ public final class DeviceManagerImpl implements DeviceManager {
         m.put("block_size", Integer.toString(d.blockSize));
         m.put("in_flight", Long.toString(d.gate.inFlight()));
         m.put("waiting", Integer.toString(d.gate.waiting()));
-        m.put("reads", Long.toString(d.reads.sum()));
-        m.put("writes", Long.toString(d.writes.sum()));
-        m.put("read_bytes", Long.toString(d.readBytes.sum()));
-        m.put("written_bytes", Long.toString(d.writtenBytes.sum()));
-        m.put("flushes", Long.toString(d.flushes.sum()));
-        m.put("discards", Long.toString(d.discards.sum()));
-        m.put("write_zeroes", Long.toString(d.zeroes.sum()));
-        m.put("errors", Long.toString(d.errors.sum()));
+        m.put("io_reads", Long.toString(d.reads.sum()));
+        m.put("io_writes", Long.toString(d.writes.sum()));
+        m.put("io_read_bytes", Long.toString(d.readBytes.sum()));
+        m.put("io_written_bytes", Long.toString(d.writtenBytes.sum()));
+        m.put("io_flushes", Long.toString(d.flushes.sum()));
+        m.put("io_discards", Long.toString(d.discards.sum()));
+        m.put("io_write_zeroes", Long.toString(d.zeroes.sum()));
+        m.put("io_errors", Long.toString(d.errors.sum()));
         String waitingFor = d.waitingFor;
         if (d.target == null && waitingFor != null) {
             m.put("waiting_for", waitingFor);
@@ -520,7 +546,7 @@ public final class DeviceManagerImpl implements DeviceManager {
             try {
                 Map<String, String> ts = t.status();
                 if (ts != null) {
-                    ts.forEach((k, v) -> m.putIfAbsent(k, v));
+                    ts.forEach((k, v) -> m.put(m.containsKey(k) ? "target_" + k : k, v));
                 }
             } catch (RuntimeException e) {
                 m.put("status_error", String.valueOf(e.getMessage()));
@@ -768,6 +794,46 @@ public final class DeviceManagerImpl implements DeviceManager {
 
     // ------------------------------------------------------------------ definitions from the store
 
+    /**
+     * Loads every stored definition and builds, on the calling thread and in dependency order,
+     * every device whose factory and lower devices are there; the others wait (and are built in
+     * the background when what they need appears). Called at activation, so that the stack is
+     * up when the service is, as far as the factories already registered allow.
+     */
+    public void loadStored() {
+        try {
+            for (String key : store.keys()) {
+                applyStored(key);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("could not load the stored device definitions", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        boolean progress = true;
+        while (progress && !stopped) {
+            progress = false;
+            List<MappedDevice> waiting = new ArrayList<>();
+            synchronized (structure) {
+                for (MappedDevice d : devices.values()) {
+                    if (d.target == null && !d.removed && !d.creating) {
+                        waiting.add(d);
+                    }
+                }
+            }
+            for (MappedDevice d : waiting) {
+                try {
+                    reconcile(d);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                progress |= d.target != null;
+            }
+        }
+    }
+
     /** A stored definition appeared or changed (also the echo of the manager's own writes). */
     public Future<?> definitionChanged(String key) {
         return submitStore(() -> applyStored(key));
@@ -1002,6 +1068,10 @@ public final class DeviceManagerImpl implements DeviceManager {
             }
         } else {
             d.gate.open();
+        }
+        if (!registered(entry)) {
+            // the factory went away while the target was being built: the reconcile closes it again
+            schedule(d);
         }
     }
 
@@ -1285,6 +1355,9 @@ public final class DeviceManagerImpl implements DeviceManager {
      * in-flight I/O drained, target closed). Definitions stay stored.
      */
     public void stop() {
+        if (!stopOnce.compareAndSet(false, true)) {
+            return;
+        }
         stopped = true;
         storeLane.shutdownNow();
         executor.shutdownNow();
@@ -1299,6 +1372,13 @@ public final class DeviceManagerImpl implements DeviceManager {
             all = new ArrayList<>(devices.values());
             Map<String, Integer> heights = heights();
             all.sort(Comparator.comparing((MappedDevice d) -> heights.getOrDefault(d.name, 0)).reversed());
+        }
+        // a device without a target will not get one any more: requests waiting at its gate
+        // (also those of the devices above, closing now) fail at once instead of at the deadline
+        for (MappedDevice d : all) {
+            if (d.target == null) {
+                d.gate.shut("the device manager stopped");
+            }
         }
         for (MappedDevice d : all) {
             boolean locked = false;

@@ -127,8 +127,8 @@ class DeviceManagerTest {
             part.flush();
             assertArrayEquals(pattern(4096, 1).array(), read(disk, MIB + 8192, 4096));
         }
-        assertEquals("1", m.status("part0").get("writes"));
-        assertEquals("4096", m.status("disk0").get("written_bytes"));
+        assertEquals("1", m.status("part0").get("io_writes"));
+        assertEquals("4096", m.status("disk0").get("io_written_bytes"));
     }
 
     // ---------------------------------------------------------------- bad input changes nothing
@@ -253,6 +253,11 @@ class DeviceManagerTest {
         waiting.get(30, TimeUnit.SECONDS);
         assertTrue(done.get());
         assertEquals(1, probes.resumes.get());
+        Map<String, String> st = m.status("p");
+        assertEquals("active", st.get("state"), "the device's own keys come first");
+        assertEquals("probing", st.get("target_state"), "a colliding target key is kept under target_");
+        assertEquals("1048576", st.get("probe_bytes"));
+        assertEquals("2", st.get("io_writes"));
         assertArrayEquals(pattern(512, 2).array(), read(h, 512, 512));
         h.close();
     }
@@ -403,6 +408,22 @@ class DeviceManagerTest {
     }
 
     @Test
+    void loadStoredBuildsTheStackOnTheCallingThread() throws Exception {
+        disk("base", 4 * MIB);
+        m.create("mid", "linear", args("device", "base", "offset", "1M"));
+        m.create("top", "linear", args("device", "mid", "offset", "1M"));
+        List<DeviceDefinition> before = m.definitions();
+        m.stop();
+        m = new DeviceManagerImpl(store, Settings.of(60, 30));
+        m.addFactory(TestTargets.entry(new LinearTargetFactory(), "linear"));
+        m.addFactory(TestTargets.entry(files, "tfile"));
+        m.loadStored(); // keys come newest first: top, mid, base
+        m.list().forEach(d -> assertEquals(DeviceState.ACTIVE, d.state(), d.name()));
+        assertEquals(before, m.definitions());
+        assertEquals(2 * MIB, m.info("top").orElseThrow().size());
+    }
+
+    @Test
     void externalDefinitionsCreateAndDeleteDevices() throws Exception {
         String key = store.putExternal(new DeviceDefinition("ext", "tfile",
                 args("path", dir.resolve("ext.img").toString(), "size", "1M")));
@@ -457,5 +478,23 @@ class DeviceManagerTest {
         assertEquals(DeviceState.SUSPENDED, m.info("disk0").orElseThrow().state());
         m.resume("disk0");
         assertEquals(DeviceState.ACTIVE, m.info("disk0").orElseThrow().state());
+    }
+
+    @Test
+    void stoppingDoesNotWaitForATargetThatWillNotReturn() throws Exception {
+        m.settings(Settings.of(600, 30));
+        disk("disk0", MIB);
+        m.create("part0", "linear", args("device", "disk0"));
+        DeviceHandle h = m.open("part0", "t");
+        m.removeFactory(fileEntry);
+        Future<?> waiting = pool.submit(() -> {
+            h.read(0, ByteBuffer.allocate(512));
+            return null;
+        });
+        GateTest.await(() -> m.devicesForTest().get("disk0").gate.waiting() == 1, "a request at the gate");
+        Future<?> stopping = pool.submit(() -> m.stop());
+        stopping.get(60, TimeUnit.SECONDS); // far below the 600 s gate deadline
+        Exception e = assertThrows(Exception.class, () -> waiting.get(60, TimeUnit.SECONDS));
+        assertTrue(e.getCause().getMessage().contains("the device manager stopped"), e.getCause().getMessage());
     }
 }

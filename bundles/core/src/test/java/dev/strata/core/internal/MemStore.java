@@ -13,6 +13,13 @@ public final class MemStore implements DefinitionStore {
     volatile boolean failSaves;
 
     @Override
+    public synchronized java.util.List<String> keys() {
+        java.util.List<String> keys = new java.util.ArrayList<>(byKey.keySet());
+        java.util.Collections.reverse(keys); // newest first: upper devices before the ones below
+        return keys;
+    }
+
+    @Override
     public synchronized String save(DeviceDefinition def) throws IOException {
         if (failSaves) {
             throw new IOException("store is read-only (test)");

@@ -293,7 +293,10 @@ public final class TestTargets {
 
         @Override
         public Map<String, String> status() {
-            return new LinkedHashMap<>(Map.of("probe", "yes"));
+            Map<String, String> m = new LinkedHashMap<>();
+            m.put("state", "probing");
+            m.put("probe_bytes", Integer.toString(data.length));
+            return m;
         }
 
         @Override

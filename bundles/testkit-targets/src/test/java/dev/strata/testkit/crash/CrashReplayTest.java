@@ -7,6 +7,9 @@ import dev.strata.testsupport.crash.CrashReplay;
 import dev.strata.testsupport.crash.CrashStats;
 import dev.strata.testsupport.crash.CrashTestSubject;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
 
 import java.util.Random;
 
@@ -46,6 +49,21 @@ class CrashReplayTest {
     @Test
     void spindle() {
         replays(Subjects.spindle());
+    }
+
+    @Test
+    void linearRecordedOnAndReplayedIntoFiles(@TempDir Path dir) {
+        replays(DriverSubjects.linearOverDriver("file", dir));
+    }
+
+    @Test
+    void linearRecordedOnAndReplayedIntoDirectIo(@TempDir Path dir) {
+        replays(DriverSubjects.linearOverDriver("direct", dir));
+    }
+
+    @Test
+    void linearRecordedOnAndReplayedIntoMemory(@TempDir Path dir) {
+        replays(DriverSubjects.linearOverDriver("memory", dir));
     }
 
     @Test

@@ -46,7 +46,7 @@ public final class Subjects {
     /** {@code logwrites} recording to a log device (both crash). */
     public static CrashTestSubject logwrites() {
         return new FactorySubject("logwrites", new LogWritesFactory(), "device=disk log=log",
-                List.of(new DeviceSpec("disk", 256 * 1024, 4096), new DeviceSpec("log", 8 << 20, 512)));
+                List.of(new DeviceSpec("disk", 256 * 1024, 4096), new DeviceSpec("log", 4 << 20, 512)));
     }
 
     /** {@code spindle} on a fake clock (the model runs, nothing sleeps). */

@@ -75,11 +75,23 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     }
 
     @Override
+    public java.util.List<String> keys() throws IOException {
+        Configuration[] cs = list("(" + ConfigurationAdmin.SERVICE_FACTORYPID + "=" + DefinitionCodec.FACTORY_PID + ")");
+        java.util.List<String> out = new java.util.ArrayList<>();
+        if (cs != null) {
+            for (Configuration c : cs) {
+                out.add(c.getPid());
+            }
+        }
+        return out;
+    }
+
+    @Override
     public String save(DeviceDefinition definition) throws IOException {
         Configuration[] existing = find(definition.name());
         Configuration c = existing != null && existing.length > 0 ? existing[0]
                 : cm.getFactoryConfiguration(DefinitionCodec.FACTORY_PID, definition.name(), "?");
-        c.update(DefinitionCodec.encode(definition));
+        c.update(DefinitionCodec.merge(c.getProperties(), definition));
         return c.getPid();
     }
 

@@ -14,7 +14,7 @@ public class DirectTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "path=<file> [size=<bytes, k/M/G/T>] [create=true]  regular file with O_DIRECT (no page cache);"
+        return "direct path=FILE [size=SIZE] [create=false]  — a regular file with O_DIRECT (no page cache);"
                 + " size a multiple of the file system block size";
     }
 

@@ -14,8 +14,8 @@ public class FileTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "path=<file> [size=<bytes, k/M/G/T>] [create=true]  regular file through the page cache;"
-                + " create=true creates (sparse) or grows the file to size=";
+        return "file path=FILE [size=SIZE] [create=false]  — a regular file through the page cache;"
+                + " create=true creates it (sparse) or grows it to size=";
     }
 
     @Override

@@ -17,7 +17,7 @@ public class MemoryTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "size=<bytes, k/M/G/T>  RAM disk (allocated as written, lost on close)";
+        return "memory size=SIZE  — a RAM disk (memory taken as written; contents lost on close)";
     }
 
     @Override

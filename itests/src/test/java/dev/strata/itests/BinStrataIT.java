@@ -1,0 +1,118 @@
+package dev.strata.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.Test;
+
+/**
+ * Black-box tests of {@code bin/strata} run as a process from a copy of the assembled
+ * distribution, from another working directory.
+ */
+public class BinStrataIT {
+
+    @Test
+    public void commandsRunPrintTheirResultsAndExitZero() {
+        Distribution d = Distribution.copy("bin-ok");
+        Distribution.Result r = d.run("--no-default-stack", "-c",
+                "dev:create m0 memory size=1M; dev:list; dev:info m0; echo done");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().contains("created m0"));
+        assertTrue("dev:list's result is printed: " + r, r.out().lines().anyMatch(l -> l.startsWith("m0") && l.contains("memory")));
+        assertTrue(r.toString(), r.out().contains("done"));
+        assertTrue("nothing on stderr: " + r, r.errLines().isEmpty());
+    }
+
+    @Test
+    public void aFailingCommandStopsTheScriptWithOneLineOnStderr() {
+        Distribution d = Distribution.copy("bin-bad");
+        Distribution.Result r = d.run("--no-default-stack", "-c",
+                "echo before; dev:create x nosuchtype size=1M; echo after");
+        assertEquals(r.toString(), 1, r.exit());
+        List<String> err = r.errLines();
+        assertEquals("exactly one line on stderr: " + r, 1, err.size());
+        assertTrue(r.toString(), err.get(0).startsWith("error: ") && err.get(0).contains("nosuchtype"));
+        assertFalse("no stack trace: " + r, r.err().contains("\tat "));
+        assertTrue(r.toString(), r.out().contains("before"));
+        assertFalse("commands after the failure do not run: " + r, r.out().contains("after"));
+    }
+
+    @Test
+    public void anUnknownCommandFailsFast() {
+        Distribution d = Distribution.copy("bin-unknown");
+        Distribution.Result r = d.run("--no-default-stack", "-c", "nosuch:command a b");
+        assertEquals(r.toString(), 1, r.exit());
+        assertEquals(r.toString(), 1, r.errLines().size());
+        assertTrue(r.toString(), r.err().contains("nosuch:command"));
+    }
+
+    @Test
+    public void badLauncherArgumentsExitTwo() {
+        Distribution d = Distribution.copy("bin-usage");
+        Distribution.Result r = d.run("--bogus");
+        assertEquals(r.toString(), 2, r.exit());
+        assertTrue(r.toString(), r.err().startsWith("strata: unknown argument '--bogus'"));
+    }
+
+    @Test
+    public void theDefaultStackComesUpWithASparseFileUnderVar() throws Exception {
+        Distribution d = Distribution.copy("bin-default");
+        Distribution.Result r = d.run("-c", "dev:status disk0");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("state\\s+active")));
+        Path img = d.var("disk0.img");
+        assertEquals(1L << 30, Files.size(img));
+        assertTrue("created sparse: " + allocatedKiB(img) + " KiB allocated", allocatedKiB(img) < 1024);
+        assertTrue(r.toString(), r.errLines().isEmpty());
+    }
+
+    @Test
+    public void withoutTheDefaultStackTheStackBuiltComesBackAfterARestart() {
+        Distribution d = Distribution.copy("bin-restart");
+        Distribution.Result first = d.run("--no-default-stack", "-c",
+                "dev:create d1 file path=var/d1.img size=16M create=true; dev:create l1 linear device=d1 offset=1M length=4M");
+        assertEquals(first.toString(), 0, first.exit());
+        assertFalse("--no-default-stack: no disk0", Files.exists(d.var("disk0.img")));
+        Distribution.Result second = d.run("--no-default-stack", "-c", "dev:table; dev:list");
+        assertEquals(second.toString(), 0, second.exit());
+        assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("d1 file") && l.contains("path=var/d1.img")));
+        assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1 linear") && l.contains("device=d1")));
+        assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1") && l.contains("4.0 MiB") && l.contains("active")));
+        assertFalse(second.toString(), second.out().contains("disk0"));
+    }
+
+    @Test
+    public void aDaemonStopsCleanlyOnSigterm() throws Exception {
+        Distribution d = Distribution.copy("bin-daemon");
+        Path err = d.home.getParent().resolve("daemon-stderr.txt");
+        try (Distribution.Daemon daemon = new Distribution.Daemon(d, err, "--daemon", "--no-default-stack", "-c",
+                "dev:create f0 file path=var/f0.img size=4M create=true")) {
+            String out = daemon.awaitLine("strata: ready", Distribution.RUN_TIMEOUT_SECONDS);
+            assertTrue(out, out.contains("created f0"));
+            assertTrue("pid file while running", Files.exists(d.var("strata.pid")));
+            Distribution.Result second = d.run("--no-default-stack", "-c", "echo second");
+            assertEquals("one Strata per directory: " + second, 3, second.exit());
+            assertTrue(second.toString(), second.err().contains("another Strata is running"));
+            daemon.process.destroy(); // SIGTERM
+            assertTrue("stopped within the deadline", daemon.process.waitFor(Distribution.RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+            assertEquals(Files.readString(err), 0, daemon.process.exitValue());
+        }
+        assertFalse("pid file removed on a clean stop", Files.exists(d.var("strata.pid")));
+        String log = Files.readString(d.var("log/strata.log"));
+        assertTrue("the device manager stopped cleanly:\n" + log, log.contains("device manager stopped"));
+    }
+
+    private static long allocatedKiB(Path file) throws IOException, InterruptedException {
+        Process du = new ProcessBuilder("du", "-k", file.toString()).redirectErrorStream(true).start();
+        String out = new String(du.getInputStream().readAllBytes()).trim();
+        assertTrue("du finished", du.waitFor(30, TimeUnit.SECONDS));
+        return Long.parseLong(out.split("\\s+")[0]);
+    }
+}

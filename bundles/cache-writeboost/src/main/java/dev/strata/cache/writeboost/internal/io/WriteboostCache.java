@@ -612,21 +612,36 @@ public final class WriteboostCache implements Target {
     private void bypass(long from, long to, boolean invalidate, BackingOp op) throws IOException {
         long[] range = {from, to};
         long deadline = deadline();
-        lock.lock();
-        try {
-            checkFailure();
-            bypassRanges.add(range);
-            while (writebackOverlaps(from, to)) {
-                try {
-                    await(deadline, "writeback of the blocks being bypassed");
-                } catch (IOException e) {
-                    bypassRanges.remove(range);
-                    changed.signalAll();
-                    throw e;
-                }
+        while (true) {
+            if (invalidate) {
+                // a clean copy claims to equal the backing device, and recovery keeps written-back
+                // blocks warm: its drop must be durable before the backing device can change
+                dropCleanCopies(from, to, deadline);
             }
-        } finally {
-            lock.unlock();
+            lock.lock();
+            try {
+                checkFailure();
+                bypassRanges.add(range);
+                while (writebackOverlaps(from, to)) {
+                    try {
+                        await(deadline, "writeback of the blocks being bypassed");
+                    } catch (IOException e) {
+                        bypassRanges.remove(range);
+                        changed.signalAll();
+                        throw e;
+                    }
+                }
+                // writeback that just finished may have made copies in the range clean: drop
+                // those durably too (not while the range is registered: that may wait for log
+                // space, and writeback would wait for the range)
+                if (!invalidate || cleanCopies(from, to).length == 0) {
+                    break;
+                }
+                bypassRanges.remove(range);
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
         }
         boolean ok = false;
         busy.begin();
@@ -650,6 +665,69 @@ public final class WriteboostCache implements Target {
                 changed.signalAll();
                 lock.unlock();
             }
+        }
+    }
+
+    /** Backing blocks in {@code [from, to)} that have a clean cached copy. Lock held. */
+    private long[] cleanCopies(long from, long to) {
+        if (map.size() == 0) {
+            return new long[0];
+        }
+        long[] out = new long[8];
+        int n = 0;
+        if (to - from <= (long) nSeg * SB) {
+            for (long b = from; b < to; b++) {
+                int loc = map.get(b);
+                if (loc >= 0 && !isDirty(loc)) {
+                    if (n == out.length) {
+                        out = Arrays.copyOf(out, n * 2);
+                    }
+                    out[n++] = b;
+                }
+            }
+        } else {
+            for (int loc = 0; loc < nSeg * SB; loc++) {
+                long b = map.owner(loc);
+                if (b >= from && b < to && !isDirty(loc)) {
+                    if (n == out.length) {
+                        out = Arrays.copyOf(out, n * 2);
+                    }
+                    out[n++] = b;
+                }
+            }
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    /**
+     * Drops the clean cached copies of {@code [from, to)}, logs an INVALIDATE entry for each and
+     * makes them durable (a flush) before returning: the backing device still equals those copies,
+     * so nothing is lost if the drop survives a crash without the write that follows.
+     */
+    private void dropCleanCopies(long from, long to, long deadline) throws IOException {
+        boolean logged = false;
+        lock.lock();
+        try {
+            checkFailure();
+            for (long b : cleanCopies(from, to)) {
+                while (!hasEntryRoom()) {
+                    makeRoom(deadline);
+                }
+                int loc = map.get(b);
+                if (loc < 0 || isDirty(loc)) {
+                    continue;
+                }
+                map.remove(b);
+                ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
+                RecordHeader.putEntry(buf, recStart * BS, recEntries, b, 0, RecordHeader.ENTRY_INVALIDATE, 1);
+                recEntries++;
+                logged = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (logged) {
+            flush();
         }
     }
 
@@ -1622,6 +1700,20 @@ public final class WriteboostCache implements Target {
             throw new DeviceIOException(name, -1, "interrupted");
         }
         try {
+            // every record sealed so far (INVALIDATE entries of blocks in written-back segments
+            // among them) is written before the record that keeps those segments warm
+            long deadline = deadline();
+            lock.lock();
+            try {
+                seal();
+                long sealed = lastSealedId;
+                while (lastWrittenId < sealed) {
+                    checkFailure();
+                    await(deadline, "the log to be written before a superblock record");
+                }
+            } finally {
+                lock.unlock();
+            }
             SuperblockRecord r;
             long newLwb;
             long newReclaim;

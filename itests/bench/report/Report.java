@@ -261,9 +261,11 @@ public class Report {
         }
         md.append("\n");
 
+        renderTargets(md, runs, meta);
+
         for (Workload w : WORKLOADS) {
             if (w.id().equals("sweep")) { renderSweep(md, runs, w, img); continue; }
-            if (w.id().equals("coldstart")) { renderColdstart(md, runs, w, img); continue; }
+            if (w.id().equals("coldstart")) { renderColdstart(md, runs, w, img, meta); continue; }
             List<Cell> cs = cells(runs, w.id());
             if (cs.isEmpty()) continue;
             Cell ref = find(cs, w.reference());
@@ -337,6 +339,73 @@ public class Report {
         return sb.toString();
     }
 
+    /** The issues' targets, checked against this run: one row each, pass / miss / not measured. */
+    static void renderTargets(StringBuilder md, List<Run> runs, Properties meta) {
+        md.append("### Targets from the issues, checked against this run\n\n");
+        md.append("| target | measured | verdict |\n|---|---:|---|\n");
+        target(md, runs, "writeboost: 4 KiB random writes over NBD ≥ 0.9 × nbdkit memory", "randwrite-4k", "strata-wb",
+            "nbdkit-memory", "IOPS", 0.9);
+        target(md, runs, "writeboost: 64 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-64m", "strata-wb",
+            "raw-slow", "MiB/s", 0.95);
+        target(md, runs, "writeboost: 1 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-1m", "strata-wb",
+            "raw-slow", "MiB/s", 0.95);
+        Cell wb = find(cells(runs, "writeback"), "strata-wb");
+        Cell direct = find(cells(runs, "writeback"), "raw-slow");
+        if (wb != null && direct != null) {
+            double r = wb.secs() / direct.secs();
+            md.append("| writeboost: writeback of random dirty blocks ≤ 0.5 × the time of writing them unsorted (fio's order, "
+                + "straight to the slow device) | ").append(String.format("%.2f×", r)).append(" | ")
+              .append(r <= 0.5 ? "met" : "missed").append(" |\n");
+        } else {
+            md.append("| writeboost: writeback ≤ 0.5 × unsorted | – | not measured |\n");
+        }
+        Cell e = find(cells(runs, "coldstart-empty"), "strata-wb");
+        Cell fl = find(cells(runs, "coldstart-full"), "strata-wb");
+        double cache = num(meta.getProperty("cache_bytes"));
+        if (e != null && fl != null) {
+            double extra = fl.secs() - e.secs();
+            md.append("| writeboost: cold start of a full cache ≤ 2 s (recovery: full minus empty start) | ")
+              .append(String.format("%.2f s", extra)).append(" | ").append(extra <= 2 ? "met" : "missed").append(" |\n");
+            if (!Double.isNaN(cache)) {
+                double frac = (fl.bytes() - e.bytes()) / cache;
+                md.append("| writeboost: bytes read at start ≤ 1% of the cache (full minus empty start) | ")
+                  .append(String.format("%.1f%%", 100 * frac)).append(" | ").append(frac <= 0.01 ? "met" : "missed").append(" |\n");
+            }
+        } else {
+            md.append("| writeboost: cold start of a full cache ≤ 2 s, ≤ 1% read | – | not measured |\n");
+        }
+        for (String wl : List.of("randwrite-4k", "randread-4k", "seqwrite-1m")) {
+            Workload w = byId(wl);
+            target(md, runs, "export: `file` device ≥ 1.0 × nbdkit file, " + wl, wl, "strata-file", "nbdkit-file", w.unit(), 1.0);
+            cpuTarget(md, runs, "export: `file` device CPU/GiB ≤ nbdkit file's, " + wl, wl, "strata-file", "nbdkit-file");
+            target(md, runs, "export: `direct` device ≥ 1.0 × qemu-nbd (O_DIRECT), " + wl, wl, "strata-direct", "qemu-nbd", w.unit(), 1.0);
+            cpuTarget(md, runs, "export: `direct` device CPU/GiB ≤ qemu-nbd's, " + wl, wl, "strata-direct", "qemu-nbd");
+        }
+        md.append("\n");
+    }
+
+    static void target(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref, String unit,
+                       double min) {
+        List<Cell> cs = cells(runs, workload);
+        Cell a = find(cs, sys), b = find(cs, ref);
+        md.append("| ").append(what).append(" | ");
+        if (a == null || b == null) { md.append("– | not measured |\n"); return; }
+        double r = metric(a, unit) / metric(b, unit);
+        md.append(String.format("%.2f×", r)).append(" | ").append(r >= min ? "met" : "missed").append(" |\n");
+    }
+
+    static void cpuTarget(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref) {
+        List<Cell> cs = cells(runs, workload);
+        Cell a = find(cs, sys), b = find(cs, ref);
+        md.append("| ").append(what).append(" | ");
+        if (a == null || b == null || Double.isNaN(a.cpuPerGiB()) || Double.isNaN(b.cpuPerGiB())) {
+            md.append("– | not measured |\n");
+            return;
+        }
+        double r = a.cpuPerGiB() / b.cpuPerGiB();
+        md.append(String.format("%.2f×", r)).append(" | ").append(r <= 1.0 ? "met" : "missed").append(" |\n");
+    }
+
     static String shortNote(String note) {
         int i = note.indexOf(':');
         return i > 0 && note.startsWith("not available") ? "not available" : note;
@@ -386,13 +455,14 @@ public class Report {
         md.append("\n![").append(w.title()).append("](img/").append(png).append(")\n\n").append(w.why()).append("\n\n");
     }
 
-    static void renderColdstart(StringBuilder md, List<Run> runs, Workload w, Path img) throws IOException {
+    static void renderColdstart(StringBuilder md, List<Run> runs, Workload w, Path img, Properties meta) throws IOException {
         List<Cell> empty = cells(runs, "coldstart-empty");
         List<Cell> full = cells(runs, "coldstart-full");
         if (empty.isEmpty() && full.isEmpty()) return;
         md.append("### ").append(w.title()).append("\n\n");
-        md.append("Fill: `itests/bench/jobs/coldstart-fill.fio`, then `kill -KILL` of the JVM and a restart from the same "
-            + "home; time until `nbdinfo` gets an answer from the writeboost export.\n\n");
+        md.append("Fill: `itests/bench/jobs/coldstart-fill.fio` (").append(meta.getProperty("cold_fill", "?"))
+          .append("), then `kill -KILL` of the JVM and a restart from the same home; time until `nbdinfo` gets an answer "
+            + "from the writeboost export. \"empty\" is the same restart right after the device was created.\n\n");
         md.append("| system | cache | start to ready, s | bytes read by the JVM during start | note |\n|---|---|---:|---:|---|\n");
         List<Cell> bars = new ArrayList<>();
         for (Cell c : empty) { md.append("| `").append(c.system()).append("` | empty | ").append(f(c.secs())).append(" | ")

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,6 +60,9 @@ final class StrataFramework {
     /** Set by the shutdown hook: a signal asked us to stop. */
     private final AtomicBoolean signalled = new AtomicBoolean();
     private volatile Framework framework;
+    /** Held for the life of the process (see lockHome). */
+    @SuppressWarnings("unused")
+    private FileLock homeLock;
     /** The process's streams, taken before Gogo's ThreadIO replaces System.out/err/in. */
     private final PrintStream out = Main.STDOUT;
     private final PrintStream err = Main.STDERR;
@@ -75,6 +81,7 @@ final class StrataFramework {
     }
 
     void start() throws Main.StartupException {
+        lockHome();
         Map<String, String> props = config.frameworkProperties();
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", home.resolve("conf/logback.xml").toString());
@@ -84,6 +91,8 @@ final class StrataFramework {
         } catch (IOException e) {
             throw new Main.StartupException("cannot create " + home.resolve("var/log") + ": " + e.getMessage(), e);
         }
+        // the shell's prompt (etc/gosh_profile): none unless a person is typing
+        props.putIfAbsent("strata.prompt", System.console() != null ? "strata> " : "");
         if (!options.interactive()) {
             // no console; and the shell must not stop the framework when its (empty) script ends
             props.put("gosh.args", "--nointeractive --noshutdown");
@@ -125,6 +134,33 @@ final class StrataFramework {
         }
         awaitStarted();
         Main.writePidFile(pidFile);
+    }
+
+    /**
+     * One Strata per distribution directory: a second one would wipe the first one's framework
+     * cache and share its Configuration Admin files. The lock is held until the process exits.
+     */
+    private void lockHome() throws Main.StartupException {
+        Path lockFile = home.resolve("var/.lock");
+        try {
+            Files.createDirectories(lockFile.getParent());
+            FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = ch.tryLock();
+            if (lock == null) {
+                ch.close();
+                String pid = "";
+                try {
+                    pid = " (pid " + Files.readString(pidFile).trim() + ")";
+                } catch (IOException ignored) {
+                    // no pid file yet
+                }
+                throw new Main.StartupException("another Strata is running from " + home + pid
+                        + "; stop it first, or run a copy of the distribution", null);
+            }
+            homeLock = lock;
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot lock " + lockFile + ": " + e.getMessage(), e);
+        }
     }
 
     private void installBundles(BundleContext ctx) throws Main.StartupException {

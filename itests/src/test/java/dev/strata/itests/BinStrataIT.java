@@ -97,6 +97,9 @@ public class BinStrataIT {
             String out = daemon.awaitLine("strata: ready", Distribution.RUN_TIMEOUT_SECONDS);
             assertTrue(out, out.contains("created f0"));
             assertTrue("pid file while running", Files.exists(d.var("strata.pid")));
+            Distribution.Result second = d.run("--no-default-stack", "-c", "echo second");
+            assertEquals("one Strata per directory: " + second, 3, second.exit());
+            assertTrue(second.toString(), second.err().contains("another Strata is running"));
             daemon.process.destroy(); // SIGTERM
             assertTrue("stopped within the deadline", daemon.process.waitFor(Distribution.RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS));
             assertEquals(Files.readString(err), 0, daemon.process.exitValue());

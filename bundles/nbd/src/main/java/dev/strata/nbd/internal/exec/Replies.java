@@ -16,7 +16,11 @@ public interface Replies {
     /** Failure with an errno value and a message for a human. */
     void error(Request request, int errno, String message) throws IOException;
 
-    /** Success of a READ: {@code data} holds exactly the requested bytes (position to limit). */
+    /**
+     * Success of a READ: {@code data} holds exactly the requested bytes (position to limit). The
+     * sink takes ownership of {@code data}, a {@link BufferPool} buffer, and releases it to the
+     * pool once it has been sent (or dropped).
+     */
     void data(Request request, ByteBuffer data) throws IOException;
 
     /**

@@ -214,13 +214,17 @@ public final class RequestExecutor {
         long start = r.offset & -SECTOR;
         long end = alignUp(r.offset + len);
         ByteBuffer buf = pool.acquire((int) (end - start));
+        boolean handedOver = false;
         try {
             device.read(start, buf);
             buf.position((int) (r.offset - start)).limit((int) (r.offset - start) + len);
             counters.bytesRead.add(len);
+            handedOver = true;
             out.data(r, buf);
         } finally {
-            pool.release(buf);
+            if (!handedOver) {
+                pool.release(buf);
+            }
         }
     }
 

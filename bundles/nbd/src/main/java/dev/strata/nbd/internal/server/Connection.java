@@ -114,9 +114,14 @@ final class Connection {
             exec = new RequestExecutor(e.device(), e.readOnly(), structured, n.baseAllocation(), server.pool,
                     e.counters, e.rmwLock);
             input = new SocketInput(channel, server.settings.inputBuffer());
+            initReplies(2 * server.settings.workers() + 8);
             LOG.debug("{}: export '{}' (structured={}, base:allocation={})", id, e.name(), structured,
                     n.baseAllocation());
             serve();
+        } catch (Throwable e) {
+            LOG.error("{}: worker failed; dropping the connection", id, e);
+            close();
+            throw e;
         } finally {
             leave();
         }
@@ -124,15 +129,24 @@ final class Connection {
 
     private void spawnWorker() {
         live.incrementAndGet();
-        Thread t = new Thread(() -> {
-            try {
-                serve();
-            } finally {
-                leave();
-            }
-        }, id + "-w" + live.get());
-        t.setDaemon(true);
-        t.start();
+        try {
+            Thread t = new Thread(() -> {
+                try {
+                    serve();
+                } catch (Throwable e) {
+                    LOG.error("{}: worker failed; dropping the connection", id, e);
+                    close();
+                    throw e;
+                } finally {
+                    leave();
+                }
+            }, id + "-w" + live.get());
+            t.setDaemon(true);
+            t.start();
+        } catch (Throwable e) {
+            LOG.warn("{}: cannot start another worker: {}", id, e.toString());
+            leave();
+        }
     }
 
     private void leave() {
@@ -213,81 +227,211 @@ final class Connection {
         }
     }
 
-    /** Encodes replies for one worker, reusing its header buffer. */
+    // ---- replies: combined writes ----
+    //
+    // A worker never waits for the socket: it puts its reply (header + optional pooled body) in
+    // the pending queue and tries to become the writer. The writer (whoever holds writeLock)
+    // sends every pending reply with gathering writes, releases their buffers and slots, and
+    // after unlocking checks the queue once more so that no reply is stranded. Reply slots are
+    // bounded, so a client that stops reading stalls its own workers, nothing else.
+
+    /** A reply waiting to be sent. */
+    private static final class ReplySlot {
+        final ByteBuffer header = ByteBuffer.allocateDirect(64);
+        ByteBuffer head;
+        ByteBuffer body;
+    }
+
+    private final ReentrantLock queueLock = new ReentrantLock();
+    private final java.util.concurrent.locks.Condition slotFree = queueLock.newCondition();
+    private ReplySlot[] freeSlots;
+    private int freeCount;
+    private ReplySlot[] pending;
+    private int pendingHead;
+    private int pendingCount;
+    private ReplySlot[] batch;
+    private ByteBuffer[] gather;
+
+    private void initReplies(int slots) {
+        freeSlots = new ReplySlot[slots];
+        for (int i = 0; i < slots; i++) {
+            freeSlots[i] = new ReplySlot();
+        }
+        freeCount = slots;
+        pending = new ReplySlot[slots];
+        batch = new ReplySlot[slots];
+        gather = new ByteBuffer[2 * slots];
+    }
+
+    private ReplySlot takeSlot() throws IOException {
+        queueLock.lock();
+        try {
+            while (freeCount == 0) {
+                if (stopping && !channel.isOpen()) {
+                    throw new java.nio.channels.ClosedChannelException();
+                }
+                try {
+                    slotFree.await(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException();
+                }
+            }
+            return freeSlots[--freeCount];
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    private void enqueue(ReplySlot s) {
+        queueLock.lock();
+        try {
+            pending[(pendingHead + pendingCount) % pending.length] = s;
+            pendingCount++;
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    private boolean hasPending() {
+        queueLock.lock();
+        try {
+            return pendingCount > 0;
+        } finally {
+            queueLock.unlock();
+        }
+    }
+
+    /** Sends pending replies unless another thread is already doing so. */
+    private void drain() throws IOException {
+        while (writeLock.tryLock()) {
+            try {
+                drainLocked();
+            } finally {
+                writeLock.unlock();
+            }
+            if (!hasPending()) {
+                return;
+            }
+        }
+    }
+
+    private void drainLocked() throws IOException {
+        while (true) {
+            int n;
+            queueLock.lock();
+            try {
+                n = pendingCount;
+                for (int i = 0; i < n; i++) {
+                    batch[i] = pending[(pendingHead + i) % pending.length];
+                    pending[(pendingHead + i) % pending.length] = null;
+                }
+                pendingHead = (pendingHead + n) % pending.length;
+                pendingCount = 0;
+            } finally {
+                queueLock.unlock();
+            }
+            if (n == 0) {
+                return;
+            }
+            int g = 0;
+            for (int i = 0; i < n; i++) {
+                gather[g++] = batch[i].head;
+                if (batch[i].body != null) {
+                    gather[g++] = batch[i].body;
+                }
+            }
+            try {
+                ByteBuffer last = gather[g - 1];
+                while (last.hasRemaining()) {
+                    channel.write(gather, 0, g);
+                }
+            } finally {
+                java.util.Arrays.fill(gather, 0, g, null);
+                queueLock.lock();
+                try {
+                    for (int i = 0; i < n; i++) {
+                        ReplySlot s = batch[i];
+                        batch[i] = null;
+                        if (s.body != null) {
+                            server.pool.release(s.body);
+                            s.body = null;
+                        }
+                        s.head = null;
+                        freeSlots[freeCount++] = s;
+                    }
+                    slotFree.signalAll();
+                } finally {
+                    queueLock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Encodes replies into reply slots and hands them to the combined writer. */
     private final class WorkerReplies implements Replies {
-        private final ByteBuffer header = ByteBuffer.allocateDirect(64);
-        private final ByteBuffer[] gather = new ByteBuffer[2];
 
         @Override
         public void ok(Request r) throws IOException {
-            header.clear();
+            ReplySlot s = takeSlot();
+            ByteBuffer h = s.header.clear();
             if (structured && r.type == Nbd.CMD_READ) {
-                ReplyCodec.structured(header, Nbd.REPLY_FLAG_DONE, Nbd.REPLY_TYPE_NONE, r.cookie, 0);
+                ReplyCodec.structured(h, Nbd.REPLY_FLAG_DONE, Nbd.REPLY_TYPE_NONE, r.cookie, 0);
             } else {
-                ReplyCodec.simple(header, 0, r.cookie);
+                ReplyCodec.simple(h, 0, r.cookie);
             }
-            header.flip();
-            send(header, null);
+            send(s, h.flip(), null);
         }
 
         @Override
         public void error(Request r, int errno, String message) throws IOException {
+            ReplySlot s = takeSlot();
             if (structured) {
                 byte[] m = ReplyCodec.messageBytes(message);
                 ByteBuffer b = ByteBuffer.allocate(Nbd.STRUCTURED_REPLY_HEADER_SIZE + 6 + m.length);
                 ReplyCodec.error(b, r.cookie, errno, m);
-                b.flip();
-                send(b, null);
+                send(s, b.flip(), null);
             } else {
-                header.clear();
-                ReplyCodec.simple(header, errno, r.cookie);
-                header.flip();
-                send(header, null);
+                ByteBuffer h = s.header.clear();
+                ReplyCodec.simple(h, errno, r.cookie);
+                send(s, h.flip(), null);
             }
         }
 
         @Override
         public void data(Request r, ByteBuffer data) throws IOException {
-            header.clear();
-            if (structured) {
-                ReplyCodec.offsetData(header, r.cookie, r.offset, data.remaining());
-            } else {
-                ReplyCodec.simple(header, 0, r.cookie);
+            ReplySlot s;
+            try {
+                s = takeSlot();
+            } catch (IOException | RuntimeException e) {
+                server.pool.release(data);
+                throw e;
             }
-            header.flip();
-            send(header, data);
+            ByteBuffer h = s.header.clear();
+            if (structured) {
+                ReplyCodec.offsetData(h, r.cookie, r.offset, data.remaining());
+            } else {
+                ReplyCodec.simple(h, 0, r.cookie);
+            }
+            send(s, h.flip(), data);
         }
 
         @Override
         public void extents(Request r, int contextId, int[] lengths, int[] flags, int count) throws IOException {
+            ReplySlot s = takeSlot();
             ByteBuffer b = ByteBuffer.allocate(Nbd.STRUCTURED_REPLY_HEADER_SIZE + 4 + 8 * count);
             ReplyCodec.blockStatusHeader(b, r.cookie, contextId, count);
             for (int i = 0; i < count; i++) {
                 b.putInt(lengths[i]).putInt(flags[i]);
             }
-            b.flip();
-            send(b, null);
+            send(s, b.flip(), null);
         }
 
-        private void send(ByteBuffer head, ByteBuffer body) throws IOException {
-            writeLock.lock();
-            try {
-                if (body == null) {
-                    while (head.hasRemaining()) {
-                        channel.write(head);
-                    }
-                } else {
-                    gather[0] = head;
-                    gather[1] = body;
-                    while (body.hasRemaining()) {
-                        channel.write(gather);
-                    }
-                    gather[0] = null;
-                    gather[1] = null;
-                }
-            } finally {
-                writeLock.unlock();
-            }
+        private void send(ReplySlot s, ByteBuffer head, ByteBuffer body) throws IOException {
+            s.head = head;
+            s.body = body;
+            enqueue(s);
+            drain();
         }
     }
 }

@@ -1812,6 +1812,14 @@ public final class WriteboostCache implements Target {
         IOException err = null;
         try {
             flush();
+            if (tunables.writeAround()) {
+                // a cache being drained (cache:detach, a swap to another policy) is suspended or
+                // closed with client I/O quiesced: sub-block writes are still cached under
+                // write_around, so whatever arrived since the last writeback=all / invalidate=all
+                // must reach the backing device now, and nothing may stay warm in the log
+                writebackAll();
+                invalidateAll();
+            }
         } catch (IOException e) {
             err = e;
         }

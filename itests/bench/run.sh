@@ -22,6 +22,9 @@
 # STRATA_WB_ARGS (extra writeboost key=value arguments).
 set -u
 set -o pipefail
+# The whole script is one compound command, so bash has read all of it before it runs any
+# of it: editing this file during a run cannot derail the run.
+{
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -89,6 +92,11 @@ cleanup() {
     trap '' INT TERM
     [ -n "${BG_PID:-}" ] && kill -TERM "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
     stop_all_servers
+    # Belt and braces: whatever group is still listed was started by us and not stopped.
+    local g
+    while read -r g; do
+        [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null
+    done <"$STATE_DIR/pgids" 2>/dev/null
     [ -n "${STRATA_FD:-}" ] && exec {STRATA_FD}>&-
     rm -rf "$BENCH_TMP"
     [ -n "${WATCHDOG:-}" ] && kill -KILL "$WATCHDOG" 2>/dev/null
@@ -125,7 +133,7 @@ if [ $QUICK -eq 1 ]; then
     IO_4K=16M IO_BIG=128M IO_SEQ=256M
     SWEEP_BS="16k 64k"
     WB_REGION=8M WB_IO=4M
-    COLD_FILL=256M COLD_BS=64k
+    COLD_FILL=384M COLD_BS=64k
 else
     MODE=full
     SLOW_SIZE=4G FILE_SIZE=4G CACHE_SIZE=4G
@@ -203,6 +211,9 @@ fi
     echo "qemu_nbd=$(qemu-nbd --version | head -1)"
     echo "java=$(java -version 2>&1 | head -1)"
     echo "slow=$(slow_cmd PORT)"
+    echo "nbdkit_cache_args=${NBDKIT_CACHE_ARGS:-(none)}"
+    echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
+    echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
     echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s"
 } >"$RESULTS/meta.properties"
 
@@ -289,7 +300,9 @@ writeback_workload() {
                 BENCH_REGION=$WB_REGION BENCH_IO=$WB_IO run_fio_job \
                     "$RESULTS/json/$w-$s-$rep.json" "$(sys_call "$s" pg)" "$JOBS/writeback-dirty.fio" $(fio_target "$s") || {
                     record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"; continue; }
-                read -r mibs _ _ cpu _ secs <<<"$FIO_RESULT"
+                read -r _ _ _ cpu _ secs <<<"$FIO_RESULT"
+                # wall time, like the caches' writeback times (which include their command's start)
+                mibs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN{printf "%.2f", b/1048576/s}')
                 record "$w" "$s" "$rep" "$mibs" "" "" "$cpu" "$bytes" "$secs" "direct writes"
                 progress "$w rep $rep/$REPS $s: $WB_IO written directly in ${secs}s"
                 continue
@@ -316,7 +329,7 @@ writeback_workload() {
 # coldstart: fill the writeboost cache, kill the JVM, time the restart until the export
 # answers; the same with an empty cache gives the part that is recovery.
 coldstart_workload() {
-    local w=coldstart rep kind r
+    local w=coldstart rep kind secs rchar
     if ! ensure_up strata-wb; then unavailable "$w" strata-wb; return; fi
     for ((rep = 1; rep <= REPS; rep++)); do
         for kind in empty full; do
@@ -326,8 +339,8 @@ coldstart_workload() {
                 BENCH_REGION=$COLD_FILL BENCH_IO=$COLD_FILL BENCH_BS=$COLD_BS prep strata-wb "$JOBS/coldstart-fill.fio" || {
                     record "$w-$kind" strata-wb "$rep" "" "" "" "" "" "" "fill failed"; continue; }
             fi
-            if r=$(strata_coldstart); then
-                read -r secs rchar <<<"$r"
+            if strata_coldstart; then
+                secs=$COLD_SECS rchar=$COLD_RCHAR
                 record "$w-$kind" strata-wb "$rep" "" "" "" "" "$rchar" "$secs" ""
                 progress "$w rep $rep/$REPS strata-wb ($kind cache of $CACHE_SIZE): ready in ${secs}s, read $rchar bytes"
             else
@@ -374,6 +387,22 @@ calibrate_slow() {
     say "bench: slow device ($(slow_cmd PORT | sed 's/ -p PORT//')): $t"
 }
 calibrate_slow
+
+# Start every system this run uses before the first measurement, so that no start-up (a JVM
+# compiling its hot paths, a server allocating) lands in another system's numbers; then give
+# the JVM the same short unmeasured warm-up run of the hot paths that every later run gets.
+all_systems=""
+for w in $ALL_WORKLOADS; do wanted "$w" && all_systems="$all_systems ${SYSTEMS_OF[$w]}"; done
+for s in $(tr ' ' '\n' <<<"$all_systems" | awk 'NF && !seen[$0]++'); do
+    ensure_up "$s" || true
+done
+for s in strata-file strata-wb; do
+    if [[ " $all_systems " == *" $s "* ]] && [ -n "${UP_DONE[$s]:-}" ] && [ -z "${SYS_NOTE[$s]:-}" ]; then
+        progress "warming up the JVM on $s (unmeasured)"
+        BENCH_REGION=$REGION BENCH_IO=$IO_4K BENCH_RUNTIME=$((RUNTIME * 2)) prep "$s" "$JOBS/randwrite-4k.fio" || true
+        BENCH_REGION=$READ_REGION BENCH_IO=$IO_4K BENCH_RUNTIME=$RUNTIME prep "$s" "$JOBS/randread-4k.fio" || true
+    fi
+done
 
 export BENCH_RUNTIME=$RUNTIME
 if wanted randwrite-4k; then
@@ -422,3 +451,5 @@ if [ $DOCS -eq 1 ]; then
 else
     say "bench: results in $RESULTS (docs not touched)"
 fi
+exit 0
+}

@@ -29,13 +29,13 @@ server_alive() { local p=${PGIDS[$1]:-}; [ -n "$p" ] && kill -0 "$p" 2>/dev/null
 stop_server() {
     local name=$1 sig=${2:-TERM} p=${PGIDS[$1]:-} i
     [ -n "$p" ] || return 0
-    kill -s "$sig" -- "-$p" 2>/dev/null
+    kill -s "$sig" -- "-$p" 2>/dev/null || kill -s "$sig" "$p" 2>/dev/null
     for ((i = 0; i < 100; i++)); do
         kill -0 -- "-$p" 2>/dev/null || break
         sleep 0.1
     done
     kill -s KILL -- "-$p" 2>/dev/null
-    wait "$p" 2>/dev/null
+    { wait "$p"; } 2>/dev/null  # (the braces keep bash's "Killed" job notice quiet)
     unset "PGIDS[$name]"
     sed -i "/^$p\$/d" "$STATE_DIR/pgids" 2>/dev/null
     return 0
@@ -54,8 +54,10 @@ port_in_use() {
     fi
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
-# pick_port: a port on 127.0.0.1 that nothing listens on and that this run has not handed
-# out; BENCH_PORT_BASE (default 20000+random) lets a user steer the range.
+# pick_port: sets PORT to a port on 127.0.0.1 that nothing listens on and that this run has
+# not handed out (call it in the main shell, not in $(...), so the hand-out is remembered).
+# BENCH_PORT_BASE (default 20000) is the bottom of the range it draws from.
+PORT=""
 pick_port() {
     local p i
     for ((i = 0; i < 200; i++)); do
@@ -63,7 +65,7 @@ pick_port() {
         [ -n "${USED_PORTS[$p]:-}" ] && continue
         port_in_use "$p" && continue
         USED_PORTS[$p]=1
-        echo "$p"
+        PORT=$p
         return 0
     done
     die "no free port found on 127.0.0.1"

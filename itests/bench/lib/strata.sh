@@ -50,19 +50,23 @@ strata_start() {
 # shell printed an error for it or did not finish in time. Its output is in STRATA_OUT.
 STRATA_OUT=""
 strata_cmd() {
-    local line=$1 limit=${2:-120} marker start deadline
+    local line=$1 limit=${2:-120} marker start t0 i=0
+    t0=$(now_ms)
     STRATA_SEQ=$((STRATA_SEQ + 1))
     marker="BENCHDONE${STRATA_SEQ}X"
-    start=$(wc -l <"$LOGS/strata.log")
+    start=$(stat -c %s "$LOGS/strata.log")
     printf '%s\necho %s\n' "$line" "$marker" >&"$STRATA_FD"
-    deadline=$(($(date +%s) + limit))
+    local deadline=$((SECONDS + limit))
     # The shell prints its prompt ("strata> ") before each result; input is not echoed.
-    while ! tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -qE "(^|[>!] )$marker\$"; do
-        if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
-        if [ "$(date +%s)" -ge "$deadline" ]; then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
-        sleep 0.05
+    while ! tail -c "+$((start + 1))" "$LOGS/strata.log" | grep -qE "(^|[>!] )${marker}[[:space:]]*\$"; do
+        if ((++i % 20 == 0)); then
+            if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
+            if ((SECONDS >= deadline)); then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
+        fi
+        sleep 0.02
     done
-    STRATA_OUT=$(tail -n "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
+    STRATA_OUT=$(tail -c "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
+    printf '%s\t%6d ms\t%s\t%s\n' "$(date -u +%T)" $(($(now_ms) - t0)) "$line" "$(head -n 1 <<<"$STRATA_OUT")" >>"$LOGS/strata-commands.log"
     # The shell reports a failed command as "gogo: SomeException: message".
     if grep -qE '^(gogo: |error: )' <<<"$STRATA_OUT"; then
         return 1
@@ -78,7 +82,7 @@ strata_must() { # LINE [TIMEOUT]: strata_cmd or die with its output
 strata_export() {
     local dev=$1 name=$2 tries port
     for ((tries = 0; tries < 5; tries++)); do
-        port=$(pick_port)
+        pick_port; port=$PORT
         if strata_cmd "nbd:export $dev --name $name --bind 127.0.0.1 --port $port" \
             && wait_nbd "nbd://127.0.0.1:$port/$name" 30 strata; then
             STRATA_PORT[$name]=$port
@@ -108,10 +112,17 @@ strata_up() {
 
 STRATA_WB_ARGS=${STRATA_WB_ARGS:-}
 strata_wb_create() {
-    slow_start wb
-    rm -f "$DATA/wb-cache.img"
+    [ -n "${SLOW_PORT[wb]:-}" ] || slow_start wb
     strata_cmd "dev:create slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/" || return 1
+    strata_wb_cache_create
+}
+
+# The cache part only: a new, empty cache file and a writeboost device on it (the slow device
+# and its import stay; nothing writes to it once the old writeboost device is closed).
+strata_wb_cache_create() {
+    rm -f "$DATA/wb-cache.img"
     strata_cmd "dev:create wbcache file path=$DATA/wb-cache.img size=$CACHE_SIZE create=true" || return 1
+    # shellcheck disable=SC2086
     strata_cmd "dev:create wb writeboost backing=slow cache=wbcache $STRATA_WB_ARGS" 300 || return 1
     strata_export wb wb
 }
@@ -120,7 +131,6 @@ strata_wb_remove() {
     strata_cmd "nbd:unexport wb" 60
     strata_cmd "dev:remove wb" 600
     strata_cmd "dev:remove wbcache" 60
-    strata_cmd "dev:remove slow" 60
     return 0
 }
 
@@ -142,7 +152,7 @@ sys_strata_direct_pg() { echo "${PGIDS[strata]:-}"; }
 sys_strata_wb_up() { strata_sys_up strata-wb; }
 sys_strata_wb_fresh() {
     strata_wb_remove
-    strata_wb_create || die "re-creating the writeboost device failed: $(head -c 400 <<<"$STRATA_OUT")"
+    strata_wb_cache_create || die "re-creating the writeboost device failed: $(head -c 400 <<<"$STRATA_OUT")"
 }
 sys_strata_wb_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[wb]}/wb"; }
 sys_strata_wb_pg() { echo "${PGIDS[strata]:-}"; }
@@ -150,7 +160,9 @@ sys_strata_wb_writeback() { strata_cmd "cache:writeback wb" 3600; }
 
 # Cold start: kill the JVM (as a power cut would: SIGKILL, nothing written on the way out),
 # start it again from the same home, and time until the writeboost export answers.
-# Prints "seconds rchar_bytes".
+# Sets COLD_SECS and COLD_RCHAR (bytes the JVM read meanwhile, jars included). Runs in the
+# main shell (never in $(...)): it replaces the JVM, whose group id cleanup must know.
+COLD_SECS="" COLD_RCHAR=""
 strata_coldstart() {
     local t0 t1 port=${STRATA_PORT[wb]}
     stop_server strata KILL
@@ -158,5 +170,6 @@ strata_coldstart() {
     strata_start || return 1
     wait_nbd "nbd://127.0.0.1:$port/wb" 600 strata || return 1
     t1=$(now_ms)
-    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}') $(group_rchar "${PGIDS[strata]}")"
+    COLD_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}')
+    COLD_RCHAR=$(group_rchar "${PGIDS[strata]}")
 }

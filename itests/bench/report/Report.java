@@ -36,9 +36,11 @@ public class Report {
     static final List<Workload> WORKLOADS = List.of(
         new Workload("randwrite-4k", "4 KiB random writes, iodepth 32, 4 jobs (dm-writeboost's job)", "nbdkit-memory", "IOPS",
             "Small random writes are what a write cache exists for. Over NBD on this machine the ceiling is the protocol "
-            + "path, not the disk, so the reference is nbdkit serving RAM on the same job; the slow device alone shows "
-            + "what the cache saves. A log-structured cache turns these writes into sequential appends to its cache file, "
-            + "so it should stay close to the ceiling; nbdkit's cache filter writes each block to its cache file in place."),
+            + "path, not the disk, so the reference is nbdkit serving RAM on the same job (the issue's yardstick; its sparse "
+            + "array takes a lock per request, so nbdkit file can beat it); the slow device alone shows what a cache "
+            + "saves. A log-structured cache turns these writes into sequential appends to its cache file; nbdkit's cache "
+            + "filter writes each block in place in its cache file (and with its default 64 KiB blocks would first read "
+            + "every uncached block from the slow device)."),
         new Workload("randwrite-512k", "512 KiB random writes, iodepth 32 (dm-writecache's job)", "nbdkit-memory", "MiB/s",
             "Large random writes: a cache may absorb them (dm-writecache) or bypass them to the backing device when they "
             + "exceed its bypass threshold. Absorbing wins while the cache has room; bypassing pays the slow device's "
@@ -75,7 +77,8 @@ public class Report {
         SYSTEM_DESC.put("raw-slow", "physical limit of the slow device: fio nbd engine straight to the slow device");
         SYSTEM_DESC.put("nbdkit-memory", "NBD ceiling: nbdkit memory plugin (RAM), no delay");
         SYSTEM_DESC.put("strata-wb", "Strata writeboost over the slow device (nbd target), cache = file on the local disk");
-        SYSTEM_DESC.put("nbdkit-cache", "nbdkit --filter=cache cache=writeback, nbd plugin to the slow device, cache file on the local disk");
+        SYSTEM_DESC.put("nbdkit-cache", "nbdkit --filter=cache cache=writeback cache-min-block-size=4K (unless the "
+            + "'nbdkit cache args' below say otherwise), nbd plugin to the slow device, cache file on the local disk");
         SYSTEM_DESC.put("strata-file", "Strata export of a file device (page cache)");
         SYSTEM_DESC.put("nbdkit-file", "nbdkit file plugin (page cache)");
         SYSTEM_DESC.put("strata-direct", "Strata export of a direct device (O_DIRECT)");
@@ -207,6 +210,8 @@ public class Report {
             + "never steals another's disk time): `").append(meta.getProperty("slow", "?")).append("` — measured in this run at ")
           .append(meta.getProperty("slow_rand4k_iops", "?")).append(" random 4 KiB write IOPS and ")
           .append(meta.getProperty("slow_seq1m_mibs", "?")).append(" MiB/s with 1 MiB sequential writes.\n\n");
+        md.append("**nbdkit cache args** (besides `cache=writeback`): `").append(meta.getProperty("nbdkit_cache_args", "?"))
+          .append("`.\n\n");
         md.append("**Sizes.** ").append(meta.getProperty("sizes", "?")).append(".\n\n");
         md.append("**Systems.**\n\n");
         for (Map.Entry<String, String> e : SYSTEM_DESC.entrySet()) {
@@ -261,9 +266,11 @@ public class Report {
         }
         md.append("\n");
 
+        renderTargets(md, runs, meta);
+
         for (Workload w : WORKLOADS) {
             if (w.id().equals("sweep")) { renderSweep(md, runs, w, img); continue; }
-            if (w.id().equals("coldstart")) { renderColdstart(md, runs, w, img); continue; }
+            if (w.id().equals("coldstart")) { renderColdstart(md, runs, w, img, meta); continue; }
             List<Cell> cs = cells(runs, w.id());
             if (cs.isEmpty()) continue;
             Cell ref = find(cs, w.reference());
@@ -337,6 +344,73 @@ public class Report {
         return sb.toString();
     }
 
+    /** The issues' targets, checked against this run: one row each, pass / miss / not measured. */
+    static void renderTargets(StringBuilder md, List<Run> runs, Properties meta) {
+        md.append("### Targets from the issues, checked against this run\n\n");
+        md.append("| target | measured | verdict |\n|---|---:|---|\n");
+        target(md, runs, "writeboost: 4 KiB random writes over NBD ≥ 0.9 × nbdkit memory", "randwrite-4k", "strata-wb",
+            "nbdkit-memory", "IOPS", 0.9);
+        target(md, runs, "writeboost: 64 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-64m", "strata-wb",
+            "raw-slow", "MiB/s", 0.95);
+        target(md, runs, "writeboost: 1 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-1m", "strata-wb",
+            "raw-slow", "MiB/s", 0.95);
+        Cell wb = find(cells(runs, "writeback"), "strata-wb");
+        Cell direct = find(cells(runs, "writeback"), "raw-slow");
+        if (wb != null && direct != null) {
+            double r = wb.secs() / direct.secs();
+            md.append("| writeboost: writeback of random dirty blocks ≤ 0.5 × the time of writing them unsorted (fio's order, "
+                + "straight to the slow device) | ").append(String.format("%.2f×", r)).append(" | ")
+              .append(r <= 0.5 ? "met" : "missed").append(" |\n");
+        } else {
+            md.append("| writeboost: writeback ≤ 0.5 × unsorted | – | not measured |\n");
+        }
+        Cell e = find(cells(runs, "coldstart-empty"), "strata-wb");
+        Cell fl = find(cells(runs, "coldstart-full"), "strata-wb");
+        double cache = num(meta.getProperty("cache_bytes"));
+        if (e != null && fl != null) {
+            double extra = fl.secs() - e.secs();
+            md.append("| writeboost: cold start of a full cache ≤ 2 s (recovery: full minus empty start) | ")
+              .append(String.format("%.2f s", extra)).append(" | ").append(extra <= 2 ? "met" : "missed").append(" |\n");
+            if (!Double.isNaN(cache)) {
+                double frac = (fl.bytes() - e.bytes()) / cache;
+                md.append("| writeboost: bytes read at start ≤ 1% of the cache (full minus empty start) | ")
+                  .append(String.format("%.1f%%", 100 * frac)).append(" | ").append(frac <= 0.01 ? "met" : "missed").append(" |\n");
+            }
+        } else {
+            md.append("| writeboost: cold start of a full cache ≤ 2 s, ≤ 1% read | – | not measured |\n");
+        }
+        for (String wl : List.of("randwrite-4k", "randread-4k", "seqwrite-1m")) {
+            Workload w = byId(wl);
+            target(md, runs, "export: `file` device ≥ 1.0 × nbdkit file, " + wl, wl, "strata-file", "nbdkit-file", w.unit(), 1.0);
+            cpuTarget(md, runs, "export: `file` device CPU/GiB ≤ nbdkit file's, " + wl, wl, "strata-file", "nbdkit-file");
+            target(md, runs, "export: `direct` device ≥ 1.0 × qemu-nbd (O_DIRECT), " + wl, wl, "strata-direct", "qemu-nbd", w.unit(), 1.0);
+            cpuTarget(md, runs, "export: `direct` device CPU/GiB ≤ qemu-nbd's, " + wl, wl, "strata-direct", "qemu-nbd");
+        }
+        md.append("\n");
+    }
+
+    static void target(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref, String unit,
+                       double min) {
+        List<Cell> cs = cells(runs, workload);
+        Cell a = find(cs, sys), b = find(cs, ref);
+        md.append("| ").append(what).append(" | ");
+        if (a == null || b == null) { md.append("– | not measured |\n"); return; }
+        double r = metric(a, unit) / metric(b, unit);
+        md.append(String.format("%.2f×", r)).append(" | ").append(r >= min ? "met" : "missed").append(" |\n");
+    }
+
+    static void cpuTarget(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref) {
+        List<Cell> cs = cells(runs, workload);
+        Cell a = find(cs, sys), b = find(cs, ref);
+        md.append("| ").append(what).append(" | ");
+        if (a == null || b == null || Double.isNaN(a.cpuPerGiB()) || Double.isNaN(b.cpuPerGiB())) {
+            md.append("– | not measured |\n");
+            return;
+        }
+        double r = a.cpuPerGiB() / b.cpuPerGiB();
+        md.append(String.format("%.2f×", r)).append(" | ").append(r <= 1.0 ? "met" : "missed").append(" |\n");
+    }
+
     static String shortNote(String note) {
         int i = note.indexOf(':');
         return i > 0 && note.startsWith("not available") ? "not available" : note;
@@ -386,13 +460,14 @@ public class Report {
         md.append("\n![").append(w.title()).append("](img/").append(png).append(")\n\n").append(w.why()).append("\n\n");
     }
 
-    static void renderColdstart(StringBuilder md, List<Run> runs, Workload w, Path img) throws IOException {
+    static void renderColdstart(StringBuilder md, List<Run> runs, Workload w, Path img, Properties meta) throws IOException {
         List<Cell> empty = cells(runs, "coldstart-empty");
         List<Cell> full = cells(runs, "coldstart-full");
         if (empty.isEmpty() && full.isEmpty()) return;
         md.append("### ").append(w.title()).append("\n\n");
-        md.append("Fill: `itests/bench/jobs/coldstart-fill.fio`, then `kill -KILL` of the JVM and a restart from the same "
-            + "home; time until `nbdinfo` gets an answer from the writeboost export.\n\n");
+        md.append("Fill: `itests/bench/jobs/coldstart-fill.fio` (").append(meta.getProperty("cold_fill", "?"))
+          .append("), then `kill -KILL` of the JVM and a restart from the same home; time until `nbdinfo` gets an answer "
+            + "from the writeboost export. \"empty\" is the same restart right after the device was created.\n\n");
         md.append("| system | cache | start to ready, s | bytes read by the JVM during start | note |\n|---|---|---:|---:|---|\n");
         List<Cell> bars = new ArrayList<>();
         for (Cell c : empty) { md.append("| `").append(c.system()).append("` | empty | ").append(f(c.secs())).append(" | ")
@@ -537,9 +612,15 @@ public class Report {
     static void splice(Path section, Path docs) throws IOException {
         String sec = Files.readString(section, StandardCharsets.UTF_8).strip() + "\n";
         String doc = Files.exists(docs) ? Files.readString(docs, StandardCharsets.UTF_8)
-            : "# Benchmarks\n\nHow Strata compares with the physical limit and its peers. Run `itests/bench/run.sh` "
-              + "(`--quick` for a short run) to regenerate the section between the bench markers; the other "
-              + "sections are written by hand or by their own benchmarks and are left alone.\n\n";
+            : "# Benchmarks\n\n"
+              + "How Strata compares with the physical limit of its devices and with its peers (nbdkit, qemu-nbd), "
+              + "measured on one machine in one run. Benchmarks are not tests: they never run in CI (CI only checks "
+              + "that the scripts parse and the fio job files load, with `itests/bench/check.sh`).\n\n"
+              + "- **Side by side** (below, between the `bench:begin`/`bench:end` markers) is written by "
+              + "`itests/bench/run.sh` (`--quick` for a short run; see `itests/bench/README.md`); a new run "
+              + "replaces it, with its date, commit, machine and commands.\n"
+              + "- Other sections (the NBD export's own comparison, writeboost in process) come from their own "
+              + "benchmarks under `itests/bench/` and are left alone by run.sh.\n\n";
         int b = doc.indexOf("<!-- bench:begin");
         int e = doc.indexOf(END);
         String updated;

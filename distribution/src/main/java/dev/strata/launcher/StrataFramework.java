@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Method;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,6 +60,9 @@ final class StrataFramework {
     /** Set by the shutdown hook: a signal asked us to stop. */
     private final AtomicBoolean signalled = new AtomicBoolean();
     private volatile Framework framework;
+    /** Held for the life of the process (see lockHome). */
+    @SuppressWarnings("unused")
+    private FileLock homeLock;
     /** The process's streams, taken before Gogo's ThreadIO replaces System.out/err/in. */
     private final PrintStream out = Main.STDOUT;
     private final PrintStream err = Main.STDERR;
@@ -75,6 +81,7 @@ final class StrataFramework {
     }
 
     void start() throws Main.StartupException {
+        lockHome();
         Map<String, String> props = config.frameworkProperties();
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", home.resolve("conf/logback.xml").toString());
@@ -84,6 +91,8 @@ final class StrataFramework {
         } catch (IOException e) {
             throw new Main.StartupException("cannot create " + home.resolve("var/log") + ": " + e.getMessage(), e);
         }
+        // the shell's prompt (etc/gosh_profile): none unless a person is typing
+        props.putIfAbsent("strata.prompt", System.console() != null ? "strata> " : "");
         if (!options.interactive()) {
             // no console; and the shell must not stop the framework when its (empty) script ends
             props.put("gosh.args", "--nointeractive --noshutdown");
@@ -125,6 +134,33 @@ final class StrataFramework {
         }
         awaitStarted();
         Main.writePidFile(pidFile);
+    }
+
+    /**
+     * One Strata per distribution directory: a second one would wipe the first one's framework
+     * cache and share its Configuration Admin files. The lock is held until the process exits.
+     */
+    private void lockHome() throws Main.StartupException {
+        Path lockFile = home.resolve("var/.lock");
+        try {
+            Files.createDirectories(lockFile.getParent());
+            FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = ch.tryLock();
+            if (lock == null) {
+                ch.close();
+                String pid = "";
+                try {
+                    pid = " (pid " + Files.readString(pidFile).trim() + ")";
+                } catch (IOException ignored) {
+                    // no pid file yet
+                }
+                throw new Main.StartupException("another Strata is running from " + home + pid
+                        + "; stop it first, or run a copy of the distribution", null);
+            }
+            homeLock = lock;
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot lock " + lockFile + ": " + e.getMessage(), e);
+        }
     }
 
     private void installBundles(BundleContext ctx) throws Main.StartupException {
@@ -310,46 +346,89 @@ final class StrataFramework {
         long deadline = deadline(timeout);
         Set<String> missing = Set.of();
         while (!stopping.get()) {
-            missing = missingDevices();
+            missing = new LinkedHashSet<>(missingDevices());
+            missing.addAll(exportsNotListening());
             if (missing.isEmpty() || System.nanoTime() - deadline > 0) {
                 break;
             }
             pause();
         }
         if (!missing.isEmpty() && !stopping.get()) {
-            err.println("strata: warning: devices not ready after " + timeout + " s: " + String.join(", ", missing)
+            err.println("strata: warning: not ready after " + timeout + " s: " + String.join(", ", missing)
                     + " (see var/log/strata.log)");
         }
+    }
+
+    /**
+     * NBD exports defined in Configuration Admin (factory PID {@code dev.strata.nbd.export}) whose
+     * address does not accept connections yet, as "export NAME (host:port)". A connection that is
+     * accepted is closed at once, before the handshake.
+     */
+    private Set<String> exportsNotListening() {
+        Set<String> out = new LinkedHashSet<>();
+        for (Dictionary<?, ?> d : configurations("dev.strata.nbd.export")) {
+            Object bind = d.get("bind");
+            Object port = d.get("port");
+            String host = bind == null || bind.toString().isBlank() ? "127.0.0.1" : bind.toString().trim();
+            if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+                host = "127.0.0.1";
+            }
+            int p;
+            try {
+                p = port == null ? 10809 : Integer.parseInt(port.toString().trim());
+            } catch (NumberFormatException e) {
+                continue; // the NBD bundle reports a bad port itself
+            }
+            try (java.net.Socket socket = new java.net.Socket()) {
+                socket.connect(new java.net.InetSocketAddress(host, p), 500);
+            } catch (IOException e) {
+                out.add("export " + d.get("name") + " (" + host + ":" + p + ")");
+            }
+        }
+        return out;
+    }
+
+    /** The properties of every configuration of a factory PID (empty if Config Admin is absent). */
+    private List<Dictionary<?, ?>> configurations(String factoryPid) {
+        BundleContext ctx = framework.getBundleContext();
+        List<Dictionary<?, ?>> out = new ArrayList<>();
+        ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
+        if (cmRef == null) {
+            return out;
+        }
+        Object cm = ctx.getService(cmRef);
+        try {
+            Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
+                    .getMethod("listConfigurations", String.class);
+            Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
+            Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + factoryPid + ")");
+            if (configs != null) {
+                for (Object c : configs) {
+                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
+                    if (d != null) {
+                        out.add(d);
+                    }
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // cannot tell: nothing to wait for
+        } finally {
+            ctx.ungetService(cmRef);
+        }
+        return out;
     }
 
     /** Names configured but not (yet) listed by the device manager; reflective, see GogoSession. */
     private Set<String> missingDevices() {
         BundleContext ctx = framework.getBundleContext();
         Set<String> configured = new LinkedHashSet<>();
+        for (Dictionary<?, ?> d : configurations(DEVICE_FACTORY_PID)) {
+            Object name = d.get("name");
+            if (name != null) {
+                configured.add(name.toString());
+            }
+        }
         try {
-            ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
-            if (cmRef == null) {
-                return Set.of();
-            }
-            Object cm = ctx.getService(cmRef);
-            try {
-                Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
-                        .getMethod("listConfigurations", String.class);
-                Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + DEVICE_FACTORY_PID + ")");
-                if (configs == null) {
-                    return Set.of();
-                }
-                for (Object c : configs) {
-                    Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
-                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
-                    Object name = d == null ? null : d.get("name");
-                    if (name != null) {
-                        configured.add(name.toString());
-                    }
-                }
-            } finally {
-                ctx.ungetService(cmRef);
-            }
             if (configured.isEmpty()) {
                 return Set.of();
             }

@@ -35,6 +35,7 @@ public final class CrashModelRunner {
     private ReferenceModel model;
     private LogModel logModel;
     private long writeIds;
+    private final List<String> lastCrashStats = new ArrayList<>();
 
     private CrashModelRunner(CrashTestSubject subject, CrashStats stats) {
         this.subject = subject;
@@ -52,6 +53,28 @@ public final class CrashModelRunner {
     public static CrashStats run(CrashTestSubject subject, List<CrashOp> ops) {
         CrashStats stats = new CrashStats();
         run(subject, ops, stats);
+        return stats;
+    }
+
+    /**
+     * Crashes inside {@code op} after each of its lower requests in turn (DESIGN §14: "fail write N
+     * for N = 0, 1, 2, … until the operation completes"): for n = 0, 1, 2, … runs {@code prefix}
+     * then {@code PowerCut(op, n, mode)} on a fresh target, until {@code op} completes before the
+     * cut. Each run is checked as usual. Returns the counters; {@code crashes()} is the number of
+     * power cuts, i.e. the lower requests of {@code op} plus one.
+     *
+     * @throws CrashCheckFailure at the first run that loses or corrupts data
+     */
+    public static CrashStats atEveryStep(CrashTestSubject subject, List<CrashOp> prefix, CrashOp op, CrashMode mode) {
+        CrashStats stats = new CrashStats();
+        for (int n = 0; stats.powerCutsAfterCompletion() == 0; n++) {
+            if (n > 100_000) {
+                throw new CrashCheckFailure(subject.name() + ": '" + op + "' did not complete within 100000 lower requests");
+            }
+            List<CrashOp> ops = new ArrayList<>(prefix);
+            ops.add(new CrashOp.PowerCut(op, n, mode, n));
+            run(subject, ops, stats);
+        }
         return stats;
     }
 
@@ -142,26 +165,120 @@ public final class CrashModelRunner {
             checkReadable(0, sectors, "after clean restart");
         } else if (op instanceof CrashOp.Crash c) {
             crash(c);
+        } else if (op instanceof CrashOp.PowerCut pc) {
+            powerCut(pc);
         } else {
             throw new IllegalArgumentException("unknown op " + op);
         }
     }
 
+    private static Random random(long seed) {
+        return new Random(seed * 0x9E3779B97F4A7C15L + 0x632BE59BD9B4E019L); // scrambled: small seeds give correlated first draws
+    }
+
     private void crash(CrashOp.Crash c) throws IOException {
         stats.crash(c.mode());
-        Random random = new Random(c.seed() * 0x9E3779B97F4A7C15L + 0x632BE59BD9B4E019L); // scrambled: small seeds give correlated first draws
+        Random random = random(c.seed());
         for (CrashableDevice d : devices) {
             d.crash(c.mode(), random);
         }
-        BlockDevice dead = target;
-        target = null;
-        withDeadline("abandoning the target after the crash", () -> subject.abandon(dead));
+        recover(c, -1, null);
+    }
+
+    private void powerCut(CrashOp.PowerCut pc) throws IOException {
+        stats.crash(pc.mode());
+        stats.powerCut();
+        PowerSwitch power = new PowerSwitch(devices, pc.afterRequests(), pc.mode(), random(pc.seed())).arm();
+        int spu = workload.sectorsPerUnit();
+        CrashOp op = pc.op();
+        int first = -1;
+        long[] tokens = null;
+        boolean completed;
+        try {
+            if (op instanceof CrashOp.Write w) {
+                first = w.unit() * spu;
+                tokens = Patterns.tokens(++writeIds, first, w.count() * spu);
+                target.write((long) w.unit() * workload.unitSize(), Patterns.buffer(tokens), w.fua() ? BlockDevice.FUA : 0);
+            } else if (op instanceof CrashOp.Zero z) {
+                first = z.unit() * spu;
+                tokens = new long[z.count() * spu];
+                target.writeZeroes((long) z.unit() * workload.unitSize(), (long) z.count() * workload.unitSize(), z.fua() ? BlockDevice.FUA : 0);
+            } else if (op instanceof CrashOp.Discard d) {
+                first = d.unit() * spu;
+                tokens = new long[d.count() * spu];
+                target.discard((long) d.unit() * workload.unitSize(), (long) d.count() * workload.unitSize());
+            } else if (op instanceof CrashOp.Flush) {
+                target.flush();
+            } else if (op instanceof CrashOp.Restart) {
+                target.close();
+                target = null;
+            } else {
+                throw new IllegalArgumentException("a power cut during '" + op + "' is not supported");
+            }
+            completed = true;
+        } catch (IOException e) {
+            if (!power.tripped()) {
+                throw e;
+            }
+            completed = false;
+        }
+        if (!power.tripped()) {
+            stats.powerCutAfterCompletion();
+        }
+        power.trip();
+        if (completed) {
+            if (op instanceof CrashOp.Write w) {
+                model.write(first, tokens, w.fua());
+                if (logModel != null) {
+                    logModel.write(first, tokens, w.fua());
+                }
+            } else if (op instanceof CrashOp.Zero z) {
+                model.zero(first, tokens.length, z.fua());
+                if (logModel != null) {
+                    logModel.zero(first, tokens.length, z.fua());
+                }
+            } else if (op instanceof CrashOp.Discard) {
+                model.discard(first, tokens.length);
+                if (logModel != null) {
+                    logModel.discard(first, tokens.length);
+                }
+            } else {
+                model.flush();
+                if (logModel != null) {
+                    logModel.flush();
+                }
+            }
+            recover(pc, -1, null);
+        } else {
+            if (tokens != null) {
+                model.inFlight(first, tokens);
+            }
+            recover(pc, first, tokens);
+        }
+    }
+
+    /** After the power loss: drop the target, power the devices on, check offline, reopen, compare. */
+    private void recover(CrashOp c, int inFlightFirst, long[] inFlight) throws IOException {
+        if (target != null) {
+            BlockDevice dead = target;
+            target = null;
+            withDeadline("abandoning the target after the crash", () -> subject.abandon(dead));
+        }
         List<CrashableDevice> restarted = new ArrayList<>();
+        lastCrashStats.clear();
         for (CrashableDevice d : devices) {
+            lastCrashStats.add(d.stats());
             restarted.add(d.restart());
         }
         devices = restarted;
-        subject.checkOffline(List.<BlockDevice>copyOf(devices));
+        try {
+            subject.checkOffline(List.<BlockDevice>copyOf(devices));
+        } catch (CrashCheckFailure e) {
+            throw e;
+        } catch (AssertionError e) {
+            stats.mismatches(1);
+            throw new CrashCheckFailure(subject.name() + ": after '" + c + "' the target's offline checker failed: " + e.getMessage(), e);
+        }
         target = subject.reopen(List.<BlockDevice>copyOf(devices));
         long[] observed = Patterns.read(target, 0, sectors);
         stats.sectorsChecked(sectors);
@@ -183,7 +300,7 @@ public final class CrashModelRunner {
         }
         if (logModel != null) {
             stats.logCheck();
-            String violation = logModel.check(observed, -1, null);
+            String violation = logModel.check(observed, inFlightFirst, inFlight);
             if (violation != null) {
                 stats.mismatches(1);
                 throw new CrashCheckFailure(subject.name() + ": after '" + c + "' " + violation);
@@ -224,9 +341,12 @@ public final class CrashModelRunner {
             sb.append("\n    ").append(i == failedAt ? ">> " : "   ").append('#').append(i).append(' ').append(ops.get(i));
         }
         sb.append("\n  writes are numbered w1, w2, … in order; 'wN@sS' is write N's data for sector S");
+        for (String st : lastCrashStats) {
+            sb.append("\n  at the last crash: ").append(st);
+        }
         if (devices != null) {
             for (CrashableDevice d : devices) {
-                sb.append("\n  ").append(d.stats());
+                sb.append("\n  now: ").append(d.stats());
             }
         }
         return sb.toString();

@@ -70,4 +70,19 @@ public sealed interface CrashOp {
             return "crash " + mode.label() + " #" + seed;
         }
     }
+
+    /**
+     * Power loss <em>inside</em> an operation: the crashable devices let {@code afterRequests}
+     * mutating requests (writes, zeroing, discards, flushes — the target's and its background
+     * threads') through, then the next one cuts the power of all of them ({@code mode}). Then
+     * {@code op} (a write, zeroing, discard, flush or restart) runs; if it did not reach the cut,
+     * the power is cut right after it. Then reopen and a full check; an operation cut short counts
+     * as in flight (its data may or may not be there).
+     */
+    record PowerCut(CrashOp op, int afterRequests, CrashMode mode, long seed) implements CrashOp {
+        @Override
+        public String toString() {
+            return "power cut after " + afterRequests + " during [" + op + "] " + mode.label() + " #" + seed;
+        }
+    }
 }

@@ -48,6 +48,14 @@ public final class CrashOps {
         if (w.restarts()) {
             mix.add(Tuple.of(2, Arbitraries.just(new CrashOp.Restart())));
         }
+        if (w.crashes()) {
+            Arbitrary<CrashOp> inner = Arbitraries.frequencyOf(
+                    Tuple.of(4, Combinators.combine(unit, count, fua).as((u, c, f) -> new CrashOp.Write(u, clip(w, u, c), f))),
+                    Tuple.of(3, Arbitraries.just(new CrashOp.Flush())),
+                    Tuple.of(1, Arbitraries.just(new CrashOp.Restart())));
+            mix.add(Tuple.of(4, Combinators.combine(inner, Arbitraries.integers().between(0, 8), Arbitraries.of(CrashMode.class),
+                    Arbitraries.longs().between(0, 999)).as(CrashOp.PowerCut::new)));
+        }
         return Arbitraries.frequencyOf(mix.toArray(new Tuple.Tuple2[0]));
     }
 
@@ -72,8 +80,11 @@ public final class CrashOps {
                 op = new CrashOp.Zero(u, c, f);
             } else if (x < 87 && w.discards()) {
                 op = new CrashOp.Discard(u, c);
-            } else if (x < 96 && w.crashes()) {
+            } else if (x < 92 && w.crashes()) {
                 op = new CrashOp.Crash(CrashMode.values()[r.nextInt(CrashMode.values().length)], r.nextInt(1000));
+            } else if (x < 96 && w.crashes()) {
+                CrashOp inner = r.nextInt(3) == 0 ? new CrashOp.Flush() : new CrashOp.Write(u, c, f);
+                op = new CrashOp.PowerCut(inner, r.nextInt(9), CrashMode.values()[r.nextInt(CrashMode.values().length)], r.nextInt(1000));
             } else if (w.restarts()) {
                 op = new CrashOp.Restart();
             } else {

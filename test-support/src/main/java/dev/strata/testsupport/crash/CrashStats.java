@@ -13,6 +13,8 @@ public final class CrashStats {
     private long sectorsChecked;
     private long logChecks;
     private long mismatches;
+    private long powerCutsAfterCompletion;
+    private long powerCuts;
     private final Map<CrashMode, Long> byMode = new EnumMap<>(CrashMode.class);
 
     public synchronized void sequence() {
@@ -38,6 +40,20 @@ public final class CrashStats {
 
     public synchronized void sectorsChecked(long n) {
         sectorsChecked += n;
+    }
+
+    /** A power cut inside an operation ({@link CrashOp.PowerCut}); also counted as a crash. */
+    public synchronized void powerCut() {
+        powerCuts++;
+    }
+
+    /** A power cut whose operation completed before the cut (it issued fewer lower requests). */
+    public synchronized void powerCutAfterCompletion() {
+        powerCutsAfterCompletion++;
+    }
+
+    public synchronized long powerCutsAfterCompletion() {
+        return powerCutsAfterCompletion;
     }
 
     public synchronized void logCheck() {
@@ -78,6 +94,9 @@ public final class CrashStats {
                 .append(", operations: ").append(operations).append(", crashes: ").append(crashes);
         if (!byMode.isEmpty()) {
             sb.append(' ').append(modes());
+        }
+        if (powerCuts > 0) {
+            sb.append(", of them inside operations: ").append(powerCuts);
         }
         sb.append(", restarts: ").append(restarts).append(", sectors checked: ").append(sectorsChecked);
         if (logChecks > 0) {

@@ -37,6 +37,7 @@ public final class CrashableDevice implements BlockDevice {
     private final byte[] current;
     private final List<Volatile> pending = new ArrayList<>();
     private boolean alive = true;
+    private volatile PowerSwitch power;
     private long nextSeq;
     private long writes;
     private long flushes;
@@ -103,8 +104,13 @@ public final class CrashableDevice implements BlockDevice {
     }
 
     @Override
-    public synchronized void write(long offset, ByteBuffer src, int flags) throws DeviceIOException {
+    public void write(long offset, ByteBuffer src, int flags) throws DeviceIOException {
         Requests.check(this, offset, src.remaining());
+        checkPower(offset);
+        writeLocked(offset, src, flags);
+    }
+
+    private synchronized void writeLocked(long offset, ByteBuffer src, int flags) throws DeviceIOException {
         checkAlive(offset);
         byte[] data = new byte[src.remaining()];
         src.get(data);
@@ -112,21 +118,36 @@ public final class CrashableDevice implements BlockDevice {
     }
 
     @Override
-    public synchronized void writeZeroes(long offset, long length, int flags) throws DeviceIOException {
+    public void writeZeroes(long offset, long length, int flags) throws DeviceIOException {
         Requests.check(this, offset, length);
+        checkPower(offset);
+        zeroLocked(offset, length, flags);
+    }
+
+    private synchronized void zeroLocked(long offset, long length, int flags) throws DeviceIOException {
         checkAlive(offset);
         record(offset, null, (int) length, (flags & FUA) != 0);
     }
 
     @Override
-    public synchronized void discard(long offset, long length) throws DeviceIOException {
+    public void discard(long offset, long length) throws DeviceIOException {
         Requests.check(this, offset, length);
+        checkPower(offset);
+        discardLocked(offset, length);
+    }
+
+    private synchronized void discardLocked(long offset, long length) throws DeviceIOException {
         checkAlive(offset);
         record(offset, null, (int) length, false);
     }
 
     @Override
-    public synchronized void flush() throws DeviceIOException {
+    public void flush() throws DeviceIOException {
+        checkPower(-1);
+        flushLocked();
+    }
+
+    private synchronized void flushLocked() throws DeviceIOException {
         checkAlive(-1);
         flushes++;
         flushBefore(Long.MAX_VALUE);
@@ -281,6 +302,23 @@ public final class CrashableDevice implements BlockDevice {
     /** Counters: writes (incl. zeroes/discards), FUA writes, flushes. */
     public synchronized String stats() {
         return name + ": writes " + writes + ", fua " + fuaWrites + ", flushes " + flushes + ", volatile " + pending.size();
+    }
+
+    /**
+     * Connects this device to a {@link PowerSwitch}: every later write, zeroing, discard or flush
+     * counts against its budget, and the request that exceeds it cuts the power of every device
+     * on the switch (and fails). Called outside the device's lock, so the switch can crash the
+     * other devices without lock-order trouble.
+     */
+    public void connect(PowerSwitch power) {
+        this.power = power;
+    }
+
+    private void checkPower(long offset) throws DeviceIOException {
+        PowerSwitch p = power;
+        if (p != null && p.consume()) {
+            throw new DeviceIOException(name, offset, "power lost while this request was issued");
+        }
     }
 
     private void checkAlive(long offset) throws DeviceIOException {

@@ -80,4 +80,42 @@ class BrokenTargetsTest {
         }
         return false;
     }
+
+    /** A target that writes its data, then flushes, then writes a "commit" block: crashed at every step. */
+    static final class TwoPhase extends TestSubjects.PassThrough {
+        final boolean flushBetween;
+
+        TwoPhase(dev.strata.api.BlockDevice lower, boolean flushBetween) {
+            super(lower);
+            this.flushBetween = flushBetween;
+        }
+
+        @Override
+        public void flush() throws java.io.IOException {
+            // commit: a marker write that depends on everything before it being durable
+            if (flushBetween) {
+                lower.flush();
+            }
+            lower.write(lower.size() - 4096, java.nio.ByteBuffer.allocate(4096), 0);
+            lower.flush();
+        }
+    }
+
+    @Test
+    void powerCutAtEveryStepOfAFlush() {
+        CrashTestSubject ok = TestSubjects.over("two-phase", l -> new TwoPhase(l, true), false);
+        List<CrashOp> prefix = List.of(new CrashOp.Write(0, 2, false), new CrashOp.Write(5, 1, false));
+        CrashStats stats = CrashModelRunner.atEveryStep(ok, prefix, new CrashOp.Flush(), CrashMode.DROP_ALL);
+        System.out.println("power cut at every step of a flush: " + stats.report("two-phase"));
+        assertEquals(4, stats.crashes(), "flush, write, flush: three lower requests, cut before each and after the last");
+        assertEquals(0, stats.mismatches());
+    }
+
+    @Test
+    void powerCutsInsideOperationsCatchALyingFlushToo() {
+        List<CrashOp> ops = List.of(new CrashOp.Write(0, 1, false),
+                new CrashOp.PowerCut(new CrashOp.Flush(), 5, CrashMode.DROP_ALL, 1));
+        CrashCheckFailure f = assertThrows(CrashCheckFailure.class, () -> CrashModelRunner.run(LYING_FLUSH, ops));
+        assertTrue(f.getMessage().contains("power cut after 5 during [flush]"), f.getMessage());
+    }
 }

@@ -1069,6 +1069,10 @@ public final class DeviceManagerImpl implements DeviceManager {
         } else {
             d.gate.open();
         }
+        if (!registered(entry)) {
+            // the factory went away while the target was being built: the reconcile closes it again
+            schedule(d);
+        }
     }
 
     private Target build(MappedDevice d, FactoryEntry entry, Map<String, String> args, List<String> lowers)

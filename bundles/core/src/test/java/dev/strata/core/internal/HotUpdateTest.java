@@ -166,6 +166,167 @@ class HotUpdateTest {
         }
     }
 
+    /**
+     * Both layers of a stack have the same type (linear over linear over a file) and that type's
+     * factory bounces: the upper device must be closed before the lower one (its in-flight I/O
+     * drains through the lower one), then both are rebuilt lower first.
+     */
+    @Test
+    void aStackOfOneTypeBouncesTopDown() throws Exception {
+        DeviceManagerImpl m = new DeviceManagerImpl(new MemStore(), Settings.of(120, 60));
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            m.addFactory(TestTargets.entry(new FileFactory(), "tfile"));
+            FactoryEntry linear = TestTargets.entry(new LinearTargetFactory(), "linear");
+            m.addFactory(linear);
+            long region = (long) BLOCKS_PER_THREAD * BLOCK;
+            m.create("disk", "tfile", Map.of("path", dir.resolve("disk.img").toString(), "size", Long.toString(4 * region)));
+            m.create("mid", "linear", Map.of("device", "disk", "offset", Long.toString(region)));
+            m.create("top", "linear", Map.of("device", "mid", "offset", Long.toString(region)));
+            DeviceHandle mid = m.open("mid", "test:mid");
+            DeviceHandle top = m.open("top", "test:top");
+            AtomicBoolean run = new AtomicBoolean(true);
+            AtomicLong errors = new AtomicLong();
+            AtomicLong mismatches = new AtomicLong();
+            AtomicLong[] ops = {new AtomicLong(), new AtomicLong()};
+            List<Future<?>> workers = new ArrayList<>();
+            DeviceHandle[] hs = {mid, top};
+            for (int t = 0; t < 2; t++) {
+                int id = t;
+                DeviceHandle h = hs[t];
+                // mid's first region and top's first region are different areas of the disk
+                workers.add(pool.submit(() -> {
+                    ByteBuffer w = ByteBuffer.allocate(BLOCK);
+                    ByteBuffer r = ByteBuffer.allocate(BLOCK);
+                    long seq = 0;
+                    while (run.get()) {
+                        long off = (long) ThreadLocalRandom.current().nextInt(BLOCKS_PER_THREAD) * BLOCK;
+                        try {
+                            long stamp = ((long) (id + 1) << 48) | ++seq;
+                            fill(w, stamp);
+                            h.write(off, w, 0);
+                            r.clear();
+                            h.read(off, r);
+                            if (stampOf(r) != stamp) {
+                                mismatches.incrementAndGet();
+                            }
+                            ops[id].incrementAndGet();
+                        } catch (Exception e) {
+                            errors.incrementAndGet();
+                            e.printStackTrace();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (int round = 0; round < 3; round++) {
+                long[] before = snapshot(ops);
+                GateTest.await(() -> progressed(before, ops, 20), "both threads to make progress");
+                m.removeFactory(linear);
+                assertEquals(DeviceState.WAITING_FOR_TARGET, m.info("top").orElseThrow().state());
+                assertEquals(DeviceState.WAITING_FOR_TARGET, m.info("mid").orElseThrow().state());
+                linear = TestTargets.entry(new LinearTargetFactory(), "linear");
+                m.addFactory(linear);
+                assertTrue(m.awaitQuiet(60, TimeUnit.SECONDS));
+                assertEquals(DeviceState.ACTIVE, m.info("top").orElseThrow().state());
+            }
+            long[] before = snapshot(ops);
+            GateTest.await(() -> progressed(before, ops, 20), "both threads to make progress at the end");
+            run.set(false);
+            for (Future<?> f : workers) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            assertEquals(0, errors.get(), "I/O errors");
+            assertEquals(0, mismatches.get(), "mismatched blocks");
+            mid.close();
+            top.close();
+        } finally {
+            m.stop();
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS));
+        }
+    }
+
+    /** Suspend/resume and reloads (both orders) of a linear device while threads write and verify through it. */
+    @Test
+    void reloadsAndSuspendsUnderIo() throws Exception {
+        DeviceManagerImpl m = new DeviceManagerImpl(new MemStore(), Settings.of(120, 60));
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            m.addFactory(TestTargets.entry(new FileFactory(), "tfile"));
+            m.addFactory(TestTargets.entry(new LinearTargetFactory(), "linear"));
+            long region = (long) BLOCKS_PER_THREAD * BLOCK;
+            String size = Long.toString(2 * region);
+            m.create("disk", "tfile", Map.of("path", dir.resolve("disk.img").toString(), "size", size));
+            m.create("alias", "linear", Map.of("device", "disk"));
+            m.create("vol", "linear", Map.of("device", "disk"));
+            DeviceHandle vol = m.open("vol", "test:vol");
+            AtomicBoolean run = new AtomicBoolean(true);
+            AtomicLong errors = new AtomicLong();
+            AtomicLong mismatches = new AtomicLong();
+            AtomicLong[] ops = {new AtomicLong(), new AtomicLong()};
+            long[][] expected = new long[2][BLOCKS_PER_THREAD];
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int id = t;
+                long base = t * region;
+                workers.add(pool.submit(() -> {
+                    ByteBuffer w = ByteBuffer.allocate(BLOCK);
+                    ByteBuffer r = ByteBuffer.allocate(BLOCK);
+                    long seq = 0;
+                    while (run.get()) {
+                        int blk = ThreadLocalRandom.current().nextInt(BLOCKS_PER_THREAD);
+                        try {
+                            long stamp = ((long) (id + 1) << 48) | ++seq;
+                            fill(w, stamp);
+                            vol.write(base + (long) blk * BLOCK, w, 0);
+                            expected[id][blk] = stamp;
+                            int other = ThreadLocalRandom.current().nextInt(BLOCKS_PER_THREAD);
+                            r.clear();
+                            vol.read(base + (long) other * BLOCK, r);
+                            if (stampOf(r) != expected[id][other]) {
+                                mismatches.incrementAndGet();
+                            }
+                            ops[id].incrementAndGet();
+                        } catch (Exception e) {
+                            errors.incrementAndGet();
+                            e.printStackTrace();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (int round = 0; round < 12; round++) {
+                long[] before = snapshot(ops);
+                GateTest.await(() -> progressed(before, ops, 10), "both threads to make progress");
+                switch (round % 3) {
+                    case 0 -> {
+                        m.suspend("vol");
+                        m.resume("vol");
+                    }
+                    // same lower device: old closed, then new built
+                    case 1 -> m.reload("vol", "linear", Map.of("device", "disk", "offset", "0", "length", size));
+                    // another lower device onto the same bytes: new built first
+                    default -> m.reload("vol", "linear",
+                            Map.of("device", m.info("vol").orElseThrow().lower().contains("disk") ? "alias" : "disk"));
+                }
+            }
+            long[] before = snapshot(ops);
+            GateTest.await(() -> progressed(before, ops, 10), "both threads to make progress at the end");
+            run.set(false);
+            for (Future<?> f : workers) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            assertEquals(0, errors.get(), "I/O errors");
+            assertEquals(0, mismatches.get(), "mismatched blocks");
+            vol.close();
+        } finally {
+            m.stop();
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS));
+        }
+    }
+
     static long[] snapshot(AtomicLong[] ops) {
         long[] s = new long[ops.length];
         for (int i = 0; i < ops.length; i++) {

@@ -91,7 +91,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         Configuration[] existing = find(definition.name());
         Configuration c = existing != null && existing.length > 0 ? existing[0]
                 : cm.getFactoryConfiguration(DefinitionCodec.FACTORY_PID, definition.name(), "?");
-        c.update(DefinitionCodec.encode(definition));
+        c.update(DefinitionCodec.merge(c.getProperties(), definition));
         return c.getPid();
     }
 

@@ -40,6 +40,29 @@ public final class DefinitionCodec {
     }
 
     /**
+     * The properties to store for {@code def} in a configuration that has {@code current}
+     * properties: the definition's keys replace {@code name}, {@code type} and every
+     * {@code arg.*}; other properties (FileInstall's {@code felix.fileinstall.filename}, which ties
+     * the configuration to its {@code .cfg} file) are kept. {@code service.*} keys are left to
+     * Configuration Admin.
+     */
+    public static Dictionary<String, Object> merge(Dictionary<String, ?> current, DeviceDefinition def) {
+        Hashtable<String, Object> props = new Hashtable<>();
+        if (current != null) {
+            for (String key : Collections.list(current.keys())) {
+                if (!key.equals(NAME) && !key.equals(TYPE) && !key.startsWith(ARG) && !key.startsWith("service.")) {
+                    props.put(key, current.get(key));
+                }
+            }
+        }
+        Dictionary<String, Object> mine = encode(def);
+        for (String key : Collections.list(mine.keys())) {
+            props.put(key, mine.get(key));
+        }
+        return props;
+    }
+
+    /**
      * Reads a definition.
      *
      * @throws InvalidArgumentException if the name or type is missing or invalid

@@ -70,4 +70,24 @@ class DefinitionCodecTest {
         assertTrue(assertThrows(InvalidArgumentException.class, () -> DefinitionCodec.decode("x.1", props))
                 .getMessage().contains("no 'type'"));
     }
+
+    @Test
+    void mergeKeepsForeignPropertiesAndReplacesTheDefinition() {
+        Hashtable<String, Object> current = new Hashtable<>();
+        current.put("service.pid", "dev.strata.device.1");
+        current.put("service.factoryPid", "dev.strata.device");
+        current.put("felix.fileinstall.filename", "file:/x/deploy/dev.strata.device-d.cfg");
+        current.put("name", "d");
+        current.put("type", "linear");
+        current.put("arg.device", "a");
+        current.put("arg.offset", "4096");
+        Dictionary<String, Object> merged = DefinitionCodec.merge(current,
+                new DeviceDefinition("d", "linear", Map.of("device", "b")));
+        assertEquals("file:/x/deploy/dev.strata.device-d.cfg", merged.get("felix.fileinstall.filename"));
+        assertEquals("b", merged.get("arg.device"));
+        assertEquals(null, merged.get("arg.offset"), "an argument no longer given is gone");
+        assertEquals(null, merged.get("service.pid"));
+        assertEquals(4, merged.size());
+        assertEquals(new DeviceDefinition("d", "linear", Map.of("device", "b")), DefinitionCodec.decode("p", merged));
+    }
 }

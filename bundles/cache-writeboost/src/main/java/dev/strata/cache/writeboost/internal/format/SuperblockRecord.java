@@ -31,19 +31,21 @@ import java.nio.charset.StandardCharsets;
  *     64    4 header CRC of that record
  *     68    4 zero
  *     72    8 cache UUID hash (as in every record header)
- *     80 4016 zero
+ *     80    8 durable id: every record up to this id, written in the session below, is durable
+ *     88    4 session of the run that wrote this record (a later run's records are not covered)
+ *     92 4004 zero
  * </pre>
  */
 public record SuperblockRecord(long sequence, long writtenBackSegment, long writtenBackLastRecordId,
         int writtenBackLastCrc, long reclaimedSegment, long reclaimedLastRecordId, int reclaimedLastCrc,
-        long uuidHash) {
+        long uuidHash, long durableId, int session) {
 
     public static final byte[] MAGIC = "STRATAWR".getBytes(StandardCharsets.US_ASCII);
     static final int CRC_FROM = 12;
 
     /** The record of a freshly formatted cache. */
     public static SuperblockRecord initial(long uuidHash) {
-        return new SuperblockRecord(0, -1, 0, 0, -1, 0, 0, uuidHash);
+        return new SuperblockRecord(0, -1, 0, 0, -1, 0, 0, uuidHash, 0, 0);
     }
 
     /** Byte offset of the slot this record is written to. */
@@ -66,6 +68,8 @@ public record SuperblockRecord(long sequence, long writtenBackSegment, long writ
         b.putLong(56, reclaimedLastRecordId);
         b.putInt(64, reclaimedLastCrc);
         b.putLong(72, uuidHash);
+        b.putLong(80, durableId);
+        b.putInt(88, session);
         b.putInt(8, Crc.of(b, CRC_FROM, Layout.BLOCK - CRC_FROM));
     }
 
@@ -87,7 +91,7 @@ public record SuperblockRecord(long sequence, long writtenBackSegment, long writ
             return null;
         }
         SuperblockRecord r = new SuperblockRecord(b.getLong(16), b.getLong(24), b.getLong(32), b.getInt(40),
-                b.getLong(48), b.getLong(56), b.getInt(64), uuidHash);
+                b.getLong(48), b.getLong(56), b.getInt(64), uuidHash, b.getLong(80), b.getInt(88));
         if (r.sequence < 0 || r.reclaimedSegment > r.writtenBackSegment || r.reclaimedSegment < -1) {
             return null;
         }

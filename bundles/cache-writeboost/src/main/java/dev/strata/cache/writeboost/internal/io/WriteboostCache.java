@@ -172,6 +172,7 @@ public final class WriteboostCache implements Target {
     private int recEntries;
     private int recData;
     private boolean recNeedsBackingFlush;
+    private boolean backingFlushPending;
     private final int[] openEntryOfData = new int[Layout.MAX_DATA];
     private long nextRecordId;
     private long markerPushedFor = Long.MIN_VALUE;
@@ -188,6 +189,7 @@ public final class WriteboostCache implements Target {
     private long reclaimAnchorId;
     private int reclaimAnchorCrc;
     private long recordSeq;
+    private long recordedDurable;
     private long recordWanted = Long.MIN_VALUE;
     private long dirty;
     private boolean forceWriteback;
@@ -379,6 +381,7 @@ public final class WriteboostCache implements Target {
         reclaimAnchorId = rec.reclaimedLastRecordId();
         reclaimAnchorCrc = rec.reclaimedLastCrc();
         recordSeq = rec.sequence();
+        recordedDurable = r.lastRecordId(); // nothing new to record until something is written
         for (int p = 0; p < nSeg; p++) {
             if (segSid[p] >= 0 && segSid[p] > lwb) {
                 for (int b = 1; b < SB; b++) {
@@ -569,6 +572,7 @@ public final class WriteboostCache implements Target {
                 src.position(src.limit());
             } else {
                 writeCached(offset, src);
+                src.position(src.limit());
             }
         }
         if ((flags & FUA) != 0) {
@@ -612,6 +616,10 @@ public final class WriteboostCache implements Target {
     private void bypass(long from, long to, boolean invalidate, BackingOp op) throws IOException {
         long[] range = {from, to};
         long deadline = deadline();
+        // log order: every write acknowledged before this one is durable before it reaches the
+        // backing device, and every record sealed after it flushes the backing device first, so
+        // that a crash leaves a prefix of the acknowledged writes
+        flushLog(deadline);
         lock.lock();
         try {
             checkFailure();
@@ -638,6 +646,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 if (ok) {
+                    backingFlushPending = true;
                     if (invalidate) {
                         // the range stays registered until its cached copies are gone: no writeback in between
                         invalidateLogged(from, to, deadline);
@@ -872,7 +881,8 @@ public final class WriteboostCache implements Target {
             return;
         }
         Sealed s = new Sealed(nextRecordId++, headSid, recStart, recPos - recStart, recEntries, recData, false,
-                recNeedsBackingFlush);
+                recNeedsBackingFlush || backingFlushPending);
+        backingFlushPending = false;
         queue.add(s);
         lastSealedId = s.id;
         segLastId[phys(headSid)] = s.id;
@@ -893,7 +903,8 @@ public final class WriteboostCache implements Target {
     private void pad() {
         seal();
         if (recStart < SB) {
-            Sealed s = new Sealed(nextRecordId++, headSid, recStart, SB - recStart, 0, 0, true, false);
+            Sealed s = new Sealed(nextRecordId++, headSid, recStart, SB - recStart, 0, 0, true, backingFlushPending);
+            backingFlushPending = false;
             queue.add(s);
             lastSealedId = s.id;
             segLastId[phys(headSid)] = s.id;
@@ -1046,6 +1057,25 @@ public final class WriteboostCache implements Target {
         record(flushLatency, t0);
     }
 
+    /** Seals the open record and makes the log durable on the cache device (not the backing device). */
+    private void flushLog(long deadline) throws IOException {
+        long target;
+        lock.lock();
+        try {
+            checkFailure();
+            seal();
+            target = lastSealedId;
+            while (lastWrittenId < target) {
+                await(deadline, "the log to be written");
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (lastFlushedId.get() < target) {
+            groupFlush(target, Long.MIN_VALUE, deadline);
+        }
+    }
+
     private void groupFlush(long target, long bypassSeq, long deadline) throws IOException {
         if (lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq) {
             return;
@@ -1070,7 +1100,7 @@ public final class WriteboostCache implements Target {
                 lock.unlock();
             }
             flushCacheDevice();
-            if (b > backingFlushedSeq) {
+            if (bypassSeq != Long.MIN_VALUE && b > backingFlushedSeq) {
                 backing.flush();
                 backingFlushedSeq = b;
             }
@@ -1440,6 +1470,29 @@ public final class WriteboostCache implements Target {
         } finally {
             lock.unlock();
         }
+        // write back only what the cache device holds durably: otherwise a crash could leave the
+        // backing device with writes that the recovered log no longer has (not a prefix)
+        long lastOfBatch;
+        lock.lock();
+        try {
+            lastOfBatch = segLastId[phys(to)];
+        } finally {
+            lock.unlock();
+        }
+        if (lastFlushedId.get() < lastOfBatch) {
+            try {
+                flushCacheDevice();
+            } catch (IOException e) {
+                lock.lock();
+                try {
+                    wbCount = 0;
+                    changed.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+                throw e;
+            }
+        }
         if (wbData == null || wbData.capacity() < count * BS) {
             wbData = ByteBuffer.allocateDirect(Math.max(count, 64) * BS);
         }
@@ -1625,25 +1678,32 @@ public final class WriteboostCache implements Target {
             SuperblockRecord r;
             long newLwb;
             long newReclaim;
+            long rid;
+            int rcrc;
+            long anchorId;
+            int anchorCrc;
             lock.lock();
             try {
                 newLwb = lwb;
                 long ahead = headSid + nb + 2L - nSeg;
                 newReclaim = Math.max(reclaimSid, Math.min(lwb, Math.max(requiredReclaim, ahead)));
-                if (newLwb == recordedLwb && newReclaim == reclaimSid) {
+                if (newLwb == recordedLwb && newReclaim == reclaimSid && lastWrittenId <= recordedDurable) {
                     return false;
                 }
-                long rid = reclaimAnchorId;
-                int rcrc = reclaimAnchorCrc;
+                rid = reclaimAnchorId;
+                rcrc = reclaimAnchorCrc;
                 if (newReclaim != reclaimSid) {
                     rid = segLastId[phys(newReclaim)];
                     rcrc = segLastCrc[phys(newReclaim)];
                 }
-                r = new SuperblockRecord(recordSeq + 1, newLwb, lwbAnchorId, lwbAnchorCrc, newReclaim, rid, rcrc, uuidHash);
+                anchorId = lwbAnchorId;
+                anchorCrc = lwbAnchorCrc;
             } finally {
                 lock.unlock();
             }
             flushCacheDevice();
+            r = new SuperblockRecord(recordSeq + 1, newLwb, anchorId, anchorCrc, newReclaim, rid, rcrc, uuidHash,
+                    lastFlushedId.get(), session);
             try {
                 cache.write(r.slotOffset(), r.encode(), 0);
             } catch (IOException e) {
@@ -1654,6 +1714,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 recordSeq = r.sequence();
+                recordedDurable = r.durableId();
                 recordedLwb = r.writtenBackSegment();
                 reclaimSid = r.reclaimedSegment();
                 reclaimAnchorId = r.reclaimedLastRecordId();
@@ -1812,6 +1873,14 @@ public final class WriteboostCache implements Target {
         IOException err = null;
         try {
             flush();
+            if (tunables.writeAround()) {
+                // a cache being drained (cache:detach, a swap to another policy) is suspended or
+                // closed with client I/O quiesced: sub-block writes are still cached under
+                // write_around, so whatever arrived since the last writeback=all / invalidate=all
+                // must reach the backing device now, and nothing may stay warm in the log
+                writebackAll();
+                invalidateAll();
+            }
         } catch (IOException e) {
             err = e;
         }

@@ -126,7 +126,7 @@ public final class Recovery {
             copy.put(0, block, 0, Layout.BLOCK);
             pending.add(new Pending(h, copy, phys));
             maxDurable = Math.max(maxDurable, h.durableId());
-            while (!pending.isEmpty() && pending.peekFirst().header.recordId() <= maxDurable) {
+            while (!pending.isEmpty() && durable(pending.peekFirst().header, maxDurable, rec)) {
                 Pending p = pending.pollFirst();
                 apply(p.header, p.block, p.phys, sink, false);
                 sink.record(p.header.segmentId(), p.phys, p.header.recordId(), p.header.headerCrc(), true);
@@ -149,7 +149,7 @@ public final class Recovery {
             ByteBuffer data = null;
             for (Pending p : pending) {
                 RecordHeader h = p.header;
-                if (h.dataCount() > 0) {
+                if (h.dataCount() > 0 && !durable(h, maxDurable, rec)) {
                     int len = h.dataCount() * Layout.BLOCK;
                     if (data == null || data.capacity() < len) {
                         data = ByteBuffer.allocate(Layout.MAX_DATA * Layout.BLOCK);
@@ -172,6 +172,11 @@ public final class Recovery {
             }
         }
         return new Result(lastId, lastCrc, nextSid, nextStart, kept, reason, bytes[0]);
+    }
+
+    /** Known flushed: a later header says so, or the superblock record does for its own session. */
+    private static boolean durable(RecordHeader h, long maxDurable, SuperblockRecord rec) {
+        return h.recordId() <= maxDurable || (h.recordId() <= rec.durableId() && h.session() == rec.session());
     }
 
     private static long offset(Superblock sb, int phys, int blk) {

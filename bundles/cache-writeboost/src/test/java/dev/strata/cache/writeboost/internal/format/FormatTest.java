@@ -79,7 +79,7 @@ class FormatTest {
 
     @Test
     void recordSlotRoundTripAndFixture() {
-        SuperblockRecord r = new SuperblockRecord(7, 41, 1000, 0xCAFEBABE, 39, 990, 0x12345678, 0x55AA55AA55AA55AAL);
+        SuperblockRecord r = new SuperblockRecord(7, 41, 1000, 0xCAFEBABE, 39, 990, 0x12345678, 0x55AA55AA55AA55AAL, 1234, 0x0BADF00D);
         ByteBuffer b = r.encode().order(ByteOrder.LITTLE_ENDIAN);
         assertEquals("STRATAWR", new String(b.array(), 0, 8, StandardCharsets.US_ASCII));
         assertEquals(7, b.getLong(16));
@@ -90,6 +90,8 @@ class FormatTest {
         assertEquals(990, b.getLong(56));
         assertEquals(0x12345678, b.getInt(64));
         assertEquals(0x55AA55AA55AA55AAL, b.getLong(72));
+        assertEquals(1234, b.getLong(80));
+        assertEquals(0x0BADF00D, b.getInt(88));
         assertEquals(r, SuperblockRecord.decode(b, 0x55AA55AA55AA55AAL));
         assertNull(SuperblockRecord.decode(b, 1), "another cache's record");
         assertEquals(Layout.RECORD_SLOT_1, r.slotOffset());
@@ -99,7 +101,7 @@ class FormatTest {
             c.put(i, (byte) (c.get(i) ^ 0x80));
             assertNull(SuperblockRecord.decode(c, 0x55AA55AA55AA55AAL), "byte " + i);
         }
-        SuperblockRecord older = new SuperblockRecord(6, 40, 1, 1, 39, 1, 1, 5);
+        SuperblockRecord older = new SuperblockRecord(6, 40, 1, 1, 39, 1, 1, 5, 0, 0);
         assertEquals(r, SuperblockRecord.newer(older, r));
         assertEquals(r, SuperblockRecord.newer(r, null));
         assertEquals(older, SuperblockRecord.newer(null, older));

@@ -213,6 +213,7 @@ class WriteboostCacheTest {
         Random r = new Random(6);
         byte[] small = random(r, 8192);
         write(wb, 4096, small); // cached, dirty
+        wb.flush();
         long cacheBytes = cacheDev.bytesWritten.get();
         byte[] big = random(r, 1 << 20);
         write(wb, 0, big); // bypass over the cached blocks
@@ -447,7 +448,7 @@ class WriteboostCacheTest {
                     Random r = new Random(100 + id);
                     byte[] model = new byte[(int) region];
                     long base = id * region;
-                    for (int i = 0; i < 1500; i++) {
+                    for (int i = 0; i < 800; i++) {
                         int len = (1 + r.nextInt(r.nextInt(10) == 0 ? 400 : 16)) * 512;
                         int off = r.nextInt((int) (region - len) / 512) * 512;
                         if (r.nextBoolean()) {

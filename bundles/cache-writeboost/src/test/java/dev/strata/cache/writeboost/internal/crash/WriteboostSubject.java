@@ -1,0 +1,83 @@
+package dev.strata.cache.writeboost.internal.crash;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.cache.writeboost.internal.io.Tunables;
+import dev.strata.cache.writeboost.internal.io.WriteboostCache;
+import dev.strata.testsupport.crash.CrashTestSubject;
+import dev.strata.testsupport.crash.Workload;
+import java.io.IOException;
+import java.util.List;
+
+/** writeboost over a crashable backing device (1 MiB) and cache device (17 MiB, the minimum). */
+final class WriteboostSubject implements CrashTestSubject {
+    private final String name;
+    private final Tunables tunables;
+
+    WriteboostSubject(String name, Tunables tunables) {
+        this.name = name;
+        this.tunables = tunables;
+    }
+
+    /** Everything through the log. */
+    static WriteboostSubject cached() {
+        return new WriteboostSubject("writeboost", Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "0")
+                .with(Tunables.SEQUENTIAL_CUTOFF, "0").with(Tunables.IO_TIMEOUT, "20000"));
+    }
+
+    /** Writes of 8 KiB and more bypass the log (invalidating what it holds). */
+    static WriteboostSubject bypassing() {
+        return new WriteboostSubject("writeboost-bypass", Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "8k")
+                .with(Tunables.SEQUENTIAL_CUTOFF, "32k").with(Tunables.IO_TIMEOUT, "20000"));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public List<DeviceSpec> devices() {
+        return List.of(new DeviceSpec("backing", 1 << 20, 4096), new DeviceSpec("cache", 17 << 20, 4096));
+    }
+
+    @Override
+    public BlockDevice create(List<BlockDevice> devices) throws IOException {
+        return open(devices);
+    }
+
+    @Override
+    public BlockDevice reopen(List<BlockDevice> devices) throws IOException {
+        return open(devices);
+    }
+
+    private BlockDevice open(List<BlockDevice> d) throws IOException {
+        return WriteboostCache.open(name, d.get(0), d.get(1), false, tunables,
+                WriteboostCache.Options.defaults().manual(), null);
+    }
+
+    /** Writeback of everything written so far, then a superblock record update. */
+    @Override
+    public void background(BlockDevice target) throws IOException {
+        WriteboostCache wb = (WriteboostCache) target;
+        wb.message("writeback", "all");
+        for (int i = 0; i < 3; i++) {
+            wb.writebackRunOnce();
+        }
+        wb.updateRecord(Long.MIN_VALUE);
+    }
+
+    /**
+     * Writes through the log keep the log property; a bypassed write goes to the backing device
+     * as it is and can be torn by a crash like any write to a disk, so with bypass only the
+     * durability model holds.
+     */
+    @Override
+    public boolean logStructured() {
+        return !name.endsWith("bypass");
+    }
+
+    @Override
+    public Workload workload() {
+        return Workload.DEFAULT;
+    }
+}

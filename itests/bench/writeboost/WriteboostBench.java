@@ -1,0 +1,265 @@
+import dev.strata.api.BlockDevice;
+import dev.strata.api.Requests;
+import dev.strata.cache.writeboost.internal.io.Tunables;
+import dev.strata.cache.writeboost.internal.io.WriteboostCache;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * In-process benchmarks of the writeboost engine (not tests): run by run.sh next to this file.
+ * Prints one table of ratios measured in the same run. Devices: the cache is a file on local
+ * disk (FileChannel, flush = fdatasync); the backing device is a modelled spindle (one head,
+ * seek time by distance, 7200 rpm rotation, 150 MB/s transfer) over a sparse file.
+ */
+public final class WriteboostBench {
+    static final int MIB = 1 << 20;
+
+    /** A FileChannel block device. */
+    static class FileDevice implements BlockDevice {
+        final FileChannel ch;
+        final long size;
+        final AtomicLong bytesRead = new AtomicLong();
+
+        FileDevice(Path p, long size) throws IOException {
+            ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            if (ch.size() < size) {
+                ch.write(ByteBuffer.allocate(1), size - 1);
+            }
+            this.size = size;
+        }
+
+        public long size() { return size; }
+        public int blockSize() { return 4096; }
+
+        public void read(long off, ByteBuffer dst) throws IOException {
+            Requests.check(size, off, dst.remaining());
+            bytesRead.addAndGet(dst.remaining());
+            while (dst.hasRemaining()) {
+                int n = ch.read(dst, off);
+                if (n < 0) { throw new IOException("eof"); }
+                off += n;
+            }
+        }
+
+        public void write(long off, ByteBuffer src, int flags) throws IOException {
+            Requests.check(size, off, src.remaining());
+            while (src.hasRemaining()) {
+                off += ch.write(src, off);
+            }
+            if ((flags & FUA) != 0) { ch.force(false); }
+        }
+
+        public void flush() throws IOException { ch.force(false); }
+        public void discard(long o, long l) { }
+        public void writeZeroes(long o, long l, int f) throws IOException { write(o, ByteBuffer.allocate((int) l), f); }
+        public void close() throws IOException { ch.close(); }
+    }
+
+    /** A disk model: one request at a time; seek 0.5..8 ms by distance, half a rotation (4.2 ms) on a seek, 150 MB/s. */
+    static final class Spindle extends FileDevice {
+        long head = 0;
+
+        Spindle(Path p, long size) throws IOException { super(p, size); }
+
+        private synchronized void service(long off, int len) {
+            long nanos = 0;
+            if (off != head) {
+                double dist = Math.abs(off - head) / (double) size;
+                nanos += (long) ((0.5 + 7.5 * Math.sqrt(dist)) * 1_000_000) + 4_170_000;
+            }
+            nanos += (long) len * 1_000_000_000L / (150L * MIB);
+            head = off + len;
+            long end = System.nanoTime() + nanos;
+            while (System.nanoTime() < end) {
+                LockSupport.parkNanos(end - System.nanoTime());
+            }
+        }
+
+        @Override public void read(long off, ByteBuffer dst) throws IOException { service(off, dst.remaining()); super.read(off, dst); }
+        @Override public void write(long off, ByteBuffer src, int flags) throws IOException { service(off, src.remaining()); super.write(off, src, flags); }
+        @Override public void flush() { }
+    }
+
+    static double seconds(long t0) { return (System.nanoTime() - t0) / 1e9; }
+
+    static void line(String what, String a, String b, String ratio, String goal) {
+        System.out.printf(Locale.ROOT, "| %-44s | %-22s | %-22s | %-6s | %-8s |%n", what, a, b, ratio, goal);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Files.createTempDirectory(Path.of(args.length > 0 ? args[0] : "/var/tmp"), "wbbench");
+        boolean quick = args.length > 1 && args[1].equals("--quick");
+        try {
+            System.out.println("| benchmark | writeboost | reference | ratio | goal |");
+            System.out.println("|---|---|---|---|---|");
+            randomWrites(dir, quick);
+            sequential(dir, quick);
+            writeback(dir, quick);
+            coldStart(dir, quick);
+        } finally {
+            try (var s = Files.list(dir)) {
+                s.forEach(p -> p.toFile().delete());
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /** 4 KiB random writes, 8 threads, vs the cache device's own sequential write throughput. */
+    static void randomWrites(Path dir, boolean quick) throws Exception {
+        long cacheSize = (quick ? 256L : 1024L) * MIB;
+        long total = cacheSize * 3 / 4;
+        FileDevice cacheDev = new FileDevice(dir.resolve("cache-rw.img"), cacheSize);
+        FileDevice raw = new FileDevice(dir.resolve("raw-seq.img"), total);
+        Spindle slow = new Spindle(dir.resolve("slow-rw.img"), 64L << 30);
+        // reference: sequential 1 MiB writes of the same amount to a file on the same disk, then fdatasync
+        ByteBuffer mb = ByteBuffer.allocateDirect(MIB);
+        long t0 = System.nanoTime();
+        for (long o = 0; o < total; o += MIB) {
+            raw.write(o, mb.clear(), 0);
+        }
+        raw.flush();
+        double seq = total / seconds(t0) / MIB;
+        WriteboostCache wb = WriteboostCache.open("bench", slow, cacheDev, false,
+                Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "0"), WriteboostCache.Options.defaults(), null);
+        int threads = 8;
+        long perThread = total / threads / 4096;
+        ExecutorService ex = Executors.newFixedThreadPool(threads);
+        t0 = System.nanoTime();
+        Future<?>[] f = new Future<?>[threads];
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            f[t] = ex.submit(() -> {
+                Random r = new Random(id);
+                ByteBuffer b = ByteBuffer.allocate(4096);
+                long blocks = slow.size() / 4096;
+                for (long i = 0; i < perThread; i++) {
+                    b.clear();
+                    b.putLong(0, i);
+                    wb.write((Math.floorMod(r.nextLong(), blocks)) * 4096, b, 0);
+                }
+                return null;
+            });
+        }
+        for (Future<?> x : f) {
+            x.get();
+        }
+        wb.flush();
+        double rnd = perThread * threads * 4096.0 / seconds(t0) / MIB;
+        ex.shutdown();
+        double heap = (double) wb.indexHeapBytes() / Math.max(1, wb.cachedBlocks());
+        wb.close();
+        line("4 KiB random writes, 8 threads (MiB/s)", fmt(rnd), fmt(seq) + " (cache seq)", fmt(rnd / seq), ">= 0.9");
+        line("heap bytes per cached 4 KiB block", fmt(heap), "-", "-", "<= 20");
+        cacheDev.close();
+        raw.close();
+        slow.close();
+    }
+
+    /** 64 MiB sequential writes in 1 MiB requests: through writeboost vs the spindle alone. */
+    static void sequential(Path dir, boolean quick) throws Exception {
+        long total = 64L * MIB;
+        Spindle alone = new Spindle(dir.resolve("slow-seq-a.img"), 4L << 30);
+        ByteBuffer mb = ByteBuffer.allocateDirect(MIB);
+        long t0 = System.nanoTime();
+        for (long o = 0; o < total; o += MIB) {
+            alone.write(o, mb.clear(), 0);
+        }
+        alone.flush();
+        double ref = total / seconds(t0) / MIB;
+        Spindle slow = new Spindle(dir.resolve("slow-seq-b.img"), 4L << 30);
+        FileDevice cacheDev = new FileDevice(dir.resolve("cache-seq.img"), 256L * MIB);
+        WriteboostCache wb = WriteboostCache.open("bench", slow, cacheDev, false, Tunables.DEFAULTS,
+                WriteboostCache.Options.defaults(), null);
+        t0 = System.nanoTime();
+        for (long o = 0; o < total; o += MIB) {
+            wb.write(o, mb.clear(), 0);
+        }
+        wb.flush();
+        double through = total / seconds(t0) / MIB;
+        wb.close();
+        line("64 MiB sequential writes, 1 MiB requests (MiB/s)", fmt(through), fmt(ref) + " (spindle)", fmt(through / ref), ">= 0.95");
+        alone.close();
+        slow.close();
+        cacheDev.close();
+    }
+
+    /** Writeback of random dirty 4 KiB blocks to the spindle: sorted and merged vs log order. */
+    static void writeback(Path dir, boolean quick) throws Exception {
+        long dirty = (quick ? 16L : 48L) * MIB;
+        double[] time = new double[2];
+        for (int sorted = 1; sorted >= 0; sorted--) {
+            Spindle slow = new Spindle(dir.resolve("slow-wb-" + sorted + ".img"), 1L << 30);
+            FileDevice cacheDev = new FileDevice(dir.resolve("cache-wb-" + sorted + ".img"), 128L * MIB);
+            WriteboostCache.Options o = WriteboostCache.Options.defaults().manual();
+            if (sorted == 0) {
+                o = o.unsorted();
+            }
+            WriteboostCache wb = WriteboostCache.open("bench", slow, cacheDev, true,
+                    Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "0"), o, null);
+            Random r = new Random(7);
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            // random blocks within 256 MiB of the disk: dense enough that sorting finds neighbours
+            long span = 256L * MIB / 4096;
+            for (long i = 0; i < dirty / 4096; i++) {
+                wb.write(Math.floorMod(r.nextLong(), span) * 4096, b.clear(), 0);
+            }
+            wb.flush();
+            long t0 = System.nanoTime();
+            wb.writebackAll();
+            time[sorted] = seconds(t0);
+            wb.close();
+            slow.close();
+            cacheDev.close();
+        }
+        line("writeback of " + dirty / MIB + " MiB random dirty data (s)", fmt(time[1]) + " (sorted)", fmt(time[0]) + " (log order)",
+                fmt(time[1] / time[0]), "<= 0.5");
+    }
+
+    /** Cold start of a full cache: time and bytes read. */
+    static void coldStart(Path dir, boolean quick) throws Exception {
+        long cacheSize = (quick ? 1L : 4L) << 30;
+        Spindle slow = new Spindle(dir.resolve("slow-cold.img"), 64L << 30);
+        FileDevice cacheDev = new FileDevice(dir.resolve("cache-cold.img"), cacheSize);
+        WriteboostCache wb = WriteboostCache.open("bench", slow, cacheDev, false,
+                Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "0").with(Tunables.BYPASS_THRESHOLD, "0")
+                        .with(Tunables.SEQUENTIAL_CUTOFF, "0"), WriteboostCache.Options.defaults(), null);
+        ByteBuffer b = ByteBuffer.allocateDirect(64 * 1024);
+        long capacity = (cacheSize / MIB - 1) * 255L * 4096;
+        long fill = capacity - 8L * MIB; // full but for the reserve the writer keeps
+        Random r = new Random(3);
+        for (long o = 0; o < fill; o += b.capacity()) {
+            wb.write(Math.floorMod(r.nextLong(), slow.size() / b.capacity()) * b.capacity(), b.clear(), 0);
+        }
+        wb.close();
+        long before = cacheDev.bytesRead.get();
+        long t0 = System.nanoTime();
+        WriteboostCache again = WriteboostCache.open("bench", slow, cacheDev, false, Tunables.DEFAULTS,
+                WriteboostCache.Options.defaults().manual(), null);
+        double s = seconds(t0);
+        long read = cacheDev.bytesRead.get() - before;
+        long blocks = again.cachedBlocks();
+        again.close();
+        line("cold start of a full " + cacheSize / (1 << 30) + " GiB cache (s)", fmt(s) + " (" + blocks + " blocks)",
+                "-", "-", "<= 2 s");
+        line("  bytes read at start / cache size", fmt(read / (double) MIB) + " MiB", fmt(cacheSize / (double) MIB) + " MiB",
+                String.format(Locale.ROOT, "%.2f%%", 100.0 * read / cacheSize), "<= 1%");
+        slow.close();
+        cacheDev.close();
+    }
+
+    static String fmt(double d) {
+        return String.format(Locale.ROOT, d >= 100 ? "%.0f" : "%.2f", d);
+    }
+}

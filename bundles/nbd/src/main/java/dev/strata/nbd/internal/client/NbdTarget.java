@@ -321,8 +321,16 @@ public final class NbdTarget implements Target {
         return m;
     }
 
+    /** Makes everything durable on the server (a flush, as a disk's close would), then disconnects. */
     @Override
     public void close() {
+        if (!closed) {
+            try {
+                flush();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: flush before disconnecting from {} failed: {}", device, uri, e.getMessage());
+            }
+        }
         closed = true;
         closeAll();
     }

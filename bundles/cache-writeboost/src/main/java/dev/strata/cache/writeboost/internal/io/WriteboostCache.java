@@ -208,7 +208,7 @@ public final class WriteboostCache implements Target {
     private final AtomicLong lastFlushedId = new AtomicLong();
     private volatile long backingFlushedSeq;
 
-    // ---- sequential stream detection (guarded by streams) ----
+    // ---- sequential stream detection (racy on purpose, see sequential()) ----
     private final long[] streamEnd = new long[8];
     private final long[] streamLen = new long[8];
     private int streamNext;
@@ -347,7 +347,7 @@ public final class WriteboostCache implements Target {
         this.segGen = new int[nSeg];
         this.bufs = new ByteBuffer[nb];
         for (int i = 0; i < nb; i++) {
-            bufs[i] = ByteBuffer.allocateDirect(Layout.SEGMENT_SIZE);
+            bufs[i] = alignedBuffer(Layout.SEGMENT_SIZE);
         }
         // recovery
         long[] dirtyCount = {0};
@@ -425,6 +425,12 @@ public final class WriteboostCache implements Target {
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
         startDaemons();
+    }
+
+    /** A direct buffer aligned to 4096 bytes (so O_DIRECT devices need no bounce copy), little-endian. */
+    static ByteBuffer alignedBuffer(int size) {
+        return ByteBuffer.allocateDirect(size + BS).alignedSlice(BS).limit(size).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
     private void startDaemons() {
@@ -581,24 +587,30 @@ public final class WriteboostCache implements Target {
         record(writeLatency, t0);
     }
 
+    /**
+     * Sequential stream detection over a few stream slots. Deliberately unsynchronised (it is on
+     * every write's path): a race only mis-detects a stream, which changes where a write goes,
+     * never what is read back.
+     */
     private boolean sequential(long offset, int len, long cutoff) {
         if (cutoff <= 0) {
             return false;
         }
-        synchronized (streamEnd) {
-            for (int i = 0; i < streamEnd.length; i++) {
-                if (streamEnd[i] == offset && streamLen[i] > 0) {
-                    streamEnd[i] = offset + len;
-                    streamLen[i] += len;
-                    return streamLen[i] > cutoff;
-                }
+        long[] ends = streamEnd;
+        long[] lens = streamLen;
+        for (int i = 0; i < ends.length; i++) {
+            if (ends[i] == offset && lens[i] > 0) {
+                long l = lens[i] + len;
+                lens[i] = l;
+                ends[i] = offset + len;
+                return l > cutoff;
             }
-            int i = streamNext;
-            streamNext = (i + 1) % streamEnd.length;
-            streamEnd[i] = offset + len;
-            streamLen[i] = len;
-            return len > cutoff;
         }
+        int i = (streamNext + 1) & (ends.length - 1);
+        streamNext = i;
+        ends[i] = offset + len;
+        lens[i] = len;
+        return len > cutoff;
     }
 
     /** An I/O on the backing device. */
@@ -1572,7 +1584,7 @@ public final class WriteboostCache implements Target {
             }
         }
         if (wbData == null || wbData.capacity() < count * BS) {
-            wbData = ByteBuffer.allocateDirect(Math.max(count, 64) * BS);
+            wbData = alignedBuffer(Math.max(count, 64) * BS);
         }
         try {
             writeBack(count, t);
@@ -1653,7 +1665,7 @@ public final class WriteboostCache implements Target {
         }
         final int maxRun = 256; // blocks per merged write (1 MiB)
         if (wbStage == null) {
-            wbStage = ByteBuffer.allocateDirect(maxRun * BS);
+            wbStage = alignedBuffer(maxRun * BS);
         }
         int k = 0;
         while (k < count) {

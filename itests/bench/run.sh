@@ -22,6 +22,9 @@
 # STRATA_WB_ARGS (extra writeboost key=value arguments).
 set -u
 set -o pipefail
+# The whole script is one compound command, so bash has read all of it before it runs any
+# of it: editing this file during a run cannot derail the run.
+{
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -208,6 +211,7 @@ fi
     echo "qemu_nbd=$(qemu-nbd --version | head -1)"
     echo "java=$(java -version 2>&1 | head -1)"
     echo "slow=$(slow_cmd PORT)"
+    echo "nbdkit_cache_args=${NBDKIT_CACHE_ARGS:-(none)}"
     echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
     echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
     echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s"
@@ -296,7 +300,9 @@ writeback_workload() {
                 BENCH_REGION=$WB_REGION BENCH_IO=$WB_IO run_fio_job \
                     "$RESULTS/json/$w-$s-$rep.json" "$(sys_call "$s" pg)" "$JOBS/writeback-dirty.fio" $(fio_target "$s") || {
                     record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"; continue; }
-                read -r mibs _ _ cpu _ secs <<<"$FIO_RESULT"
+                read -r _ _ _ cpu _ secs <<<"$FIO_RESULT"
+                # wall time, like the caches' writeback times (which include their command's start)
+                mibs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN{printf "%.2f", b/1048576/s}')
                 record "$w" "$s" "$rep" "$mibs" "" "" "$cpu" "$bytes" "$secs" "direct writes"
                 progress "$w rep $rep/$REPS $s: $WB_IO written directly in ${secs}s"
                 continue
@@ -445,3 +451,5 @@ if [ $DOCS -eq 1 ]; then
 else
     say "bench: results in $RESULTS (docs not touched)"
 fi
+exit 0
+}

@@ -36,9 +36,11 @@ public class Report {
     static final List<Workload> WORKLOADS = List.of(
         new Workload("randwrite-4k", "4 KiB random writes, iodepth 32, 4 jobs (dm-writeboost's job)", "nbdkit-memory", "IOPS",
             "Small random writes are what a write cache exists for. Over NBD on this machine the ceiling is the protocol "
-            + "path, not the disk, so the reference is nbdkit serving RAM on the same job; the slow device alone shows "
-            + "what the cache saves. A log-structured cache turns these writes into sequential appends to its cache file, "
-            + "so it should stay close to the ceiling; nbdkit's cache filter writes each block to its cache file in place."),
+            + "path, not the disk, so the reference is nbdkit serving RAM on the same job (the issue's yardstick; its sparse "
+            + "array takes a lock per request, so nbdkit file can beat it); the slow device alone shows what a cache "
+            + "saves. A log-structured cache turns these writes into sequential appends to its cache file; nbdkit's cache "
+            + "filter writes each block in place in its cache file (and with its default 64 KiB blocks would first read "
+            + "every uncached block from the slow device)."),
         new Workload("randwrite-512k", "512 KiB random writes, iodepth 32 (dm-writecache's job)", "nbdkit-memory", "MiB/s",
             "Large random writes: a cache may absorb them (dm-writecache) or bypass them to the backing device when they "
             + "exceed its bypass threshold. Absorbing wins while the cache has room; bypassing pays the slow device's "
@@ -75,7 +77,8 @@ public class Report {
         SYSTEM_DESC.put("raw-slow", "physical limit of the slow device: fio nbd engine straight to the slow device");
         SYSTEM_DESC.put("nbdkit-memory", "NBD ceiling: nbdkit memory plugin (RAM), no delay");
         SYSTEM_DESC.put("strata-wb", "Strata writeboost over the slow device (nbd target), cache = file on the local disk");
-        SYSTEM_DESC.put("nbdkit-cache", "nbdkit --filter=cache cache=writeback, nbd plugin to the slow device, cache file on the local disk");
+        SYSTEM_DESC.put("nbdkit-cache", "nbdkit --filter=cache cache=writeback cache-min-block-size=4K (unless the "
+            + "'nbdkit cache args' below say otherwise), nbd plugin to the slow device, cache file on the local disk");
         SYSTEM_DESC.put("strata-file", "Strata export of a file device (page cache)");
         SYSTEM_DESC.put("nbdkit-file", "nbdkit file plugin (page cache)");
         SYSTEM_DESC.put("strata-direct", "Strata export of a direct device (O_DIRECT)");
@@ -207,6 +210,8 @@ public class Report {
             + "never steals another's disk time): `").append(meta.getProperty("slow", "?")).append("` — measured in this run at ")
           .append(meta.getProperty("slow_rand4k_iops", "?")).append(" random 4 KiB write IOPS and ")
           .append(meta.getProperty("slow_seq1m_mibs", "?")).append(" MiB/s with 1 MiB sequential writes.\n\n");
+        md.append("**nbdkit cache args** (besides `cache=writeback`): `").append(meta.getProperty("nbdkit_cache_args", "?"))
+          .append("`.\n\n");
         md.append("**Sizes.** ").append(meta.getProperty("sizes", "?")).append(".\n\n");
         md.append("**Systems.**\n\n");
         for (Map.Entry<String, String> e : SYSTEM_DESC.entrySet()) {
@@ -607,9 +612,15 @@ public class Report {
     static void splice(Path section, Path docs) throws IOException {
         String sec = Files.readString(section, StandardCharsets.UTF_8).strip() + "\n";
         String doc = Files.exists(docs) ? Files.readString(docs, StandardCharsets.UTF_8)
-            : "# Benchmarks\n\nHow Strata compares with the physical limit and its peers. Run `itests/bench/run.sh` "
-              + "(`--quick` for a short run) to regenerate the section between the bench markers; the other "
-              + "sections are written by hand or by their own benchmarks and are left alone.\n\n";
+            : "# Benchmarks\n\n"
+              + "How Strata compares with the physical limit of its devices and with its peers (nbdkit, qemu-nbd), "
+              + "measured on one machine in one run. Benchmarks are not tests: they never run in CI (CI only checks "
+              + "that the scripts parse and the fio job files load, with `itests/bench/check.sh`).\n\n"
+              + "- **Side by side** (below, between the `bench:begin`/`bench:end` markers) is written by "
+              + "`itests/bench/run.sh` (`--quick` for a short run; see `itests/bench/README.md`); a new run "
+              + "replaces it, with its date, commit, machine and commands.\n"
+              + "- Other sections (the NBD export's own comparison, writeboost in process) come from their own "
+              + "benchmarks under `itests/bench/` and are left alone by run.sh.\n\n";
         int b = doc.indexOf("<!-- bench:begin");
         int e = doc.indexOf(END);
         String updated;

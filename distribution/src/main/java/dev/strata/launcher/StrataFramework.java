@@ -339,7 +339,7 @@ final class StrataFramework {
     /**
      * Waits (bounded) until every device defined in Configuration Admin (persisted by an earlier
      * run, or a {@code dev.strata.device-*.cfg} loaded by FileInstall) exists in the device
-     * manager, so {@code -c "dev:status disk0"} right after start sees the default stack.
+     * manager, so {@code -c "dev:status wb0"} right after start sees the default stack.
      */
     private void settleDevices() {
         long timeout = config.seconds("strata.settle.timeout", 20);

@@ -62,14 +62,18 @@ public class BinStrataIT {
     }
 
     @Test
-    public void theDefaultStackComesUpWithASparseFileUnderVar() throws Exception {
+    public void theDefaultStackComesUpWithSparseFilesUnderVar() throws Exception {
         Distribution d = Distribution.copy("bin-default");
-        Distribution.Result r = d.run("-c", "dev:status disk0");
+        Distribution.Result r = d.run("-c", "dev:status wb0; dev:list");
         assertEquals(r.toString(), 0, r.exit());
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("state\\s+active")));
-        Path img = d.var("disk0.img");
-        assertEquals(1L << 30, Files.size(img));
-        assertTrue("created sparse: " + allocatedKiB(img) + " KiB allocated", allocatedKiB(img) < 1024);
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("wb0\\s+writeboost\\s+4\\.0 GiB\\s+active\\s+backing0,cache0.*")));
+        Path backing = d.var("backing0.img");
+        Path cache = d.var("cache0.img");
+        assertEquals(4L << 30, Files.size(backing));
+        assertEquals(1L << 30, Files.size(cache));
+        assertTrue("created sparse: " + allocatedKiB(backing) + " KiB allocated", allocatedKiB(backing) < 1024);
+        assertTrue("created sparse: " + allocatedKiB(cache) + " KiB allocated", allocatedKiB(cache) < 1024);
         assertTrue(r.toString(), r.errLines().isEmpty());
     }
 
@@ -79,13 +83,14 @@ public class BinStrataIT {
         Distribution.Result first = d.run("--no-default-stack", "-c",
                 "dev:create d1 file path=var/d1.img size=16M create=true; dev:create l1 linear device=d1 offset=1M length=4M");
         assertEquals(first.toString(), 0, first.exit());
-        assertFalse("--no-default-stack: no disk0", Files.exists(d.var("disk0.img")));
+        assertFalse("--no-default-stack: no backing0", Files.exists(d.var("backing0.img")));
+        assertFalse("--no-default-stack: no cache0", Files.exists(d.var("cache0.img")));
         Distribution.Result second = d.run("--no-default-stack", "-c", "dev:table; dev:list");
         assertEquals(second.toString(), 0, second.exit());
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("d1 file") && l.contains("path=var/d1.img")));
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1 linear") && l.contains("device=d1")));
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1") && l.contains("4.0 MiB") && l.contains("active")));
-        assertFalse(second.toString(), second.out().contains("disk0"));
+        assertFalse(second.toString(), second.out().contains("wb0"));
     }
 
     @Test

@@ -116,6 +116,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pairs", default="file,direct")
     ap.add_argument("--workers", type=int, default=0, help="our server's workers per connection (0: default)")
+    ap.add_argument("--only", default="", help="run only workloads whose label contains this text")
     ap.add_argument("--markdown", help="write the table to this file")
     a = ap.parse_args()
 
@@ -147,7 +148,7 @@ def main():
         try:
             for s in (ours, peer):  # warm-up (JIT, page cache)
                 fio(s.uri, "randread", "4k", 32, 5, a.size)
-            for wl in WORKLOADS:
+            for wl in [w for w in WORKLOADS if a.only in w[0]]:
                 res = {ours.name: [], peer.name: []}
                 for rnd in range(a.rounds):
                     order = (ours, peer) if rnd % 2 == 0 else (peer, ours)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # In-process writeboost benchmarks (not tests). Usage:
 #   itests/bench/writeboost/run.sh [--quick] [DIR]
-# Builds the writeboost bundle if needed (mvn -o -q -pl bundles/cache-writeboost -am package -DskipTests),
+# Builds the writeboost and testkit bundles if needed (mvn -o -q -pl … -am package -DskipTests),
 # compiles WriteboostBench.java against it and prints a markdown table of ratios from one run.
 # DIR (default /var/tmp) holds the temporary cache and disk files (removed at the end).
 set -euo pipefail
@@ -12,14 +12,16 @@ if [ "${1:-}" = "--quick" ]; then QUICK=--quick; shift; fi
 DIR=${1:-/var/tmp}
 JAR=$(ls "$ROOT"/bundles/cache-writeboost/target/dev.strata.cache.writeboost-*.jar 2>/dev/null | grep -v sources | head -1 || true)
 API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar 2>/dev/null | head -1 || true)
-if [ -z "$JAR" ] || [ -z "$API" ]; then
-    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writeboost -am package -DskipTests)
+KIT=$(ls "$ROOT"/bundles/testkit-targets/target/dev.strata.testkit-*.jar 2>/dev/null | head -1 || true)
+if [ -z "$JAR" ] || [ -z "$API" ] || [ -z "$KIT" ]; then
+    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writeboost,bundles/testkit-targets -am package -DskipTests)
     JAR=$(ls "$ROOT"/bundles/cache-writeboost/target/dev.strata.cache.writeboost-*.jar | head -1)
     API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar | head -1)
+    KIT=$(ls "$ROOT"/bundles/testkit-targets/target/dev.strata.testkit-*.jar | head -1)
 fi
 SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-CP="$JAR:$API:$SLF4J"
+CP="$JAR:$API:$KIT:$SLF4J"
 javac -d "$OUT" -cp "$CP" "$HERE/WriteboostBench.java"
 java -Xmx2g -cp "$OUT:$CP" WriteboostBench "$DIR" $QUICK

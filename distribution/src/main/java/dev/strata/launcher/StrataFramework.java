@@ -339,53 +339,96 @@ final class StrataFramework {
     /**
      * Waits (bounded) until every device defined in Configuration Admin (persisted by an earlier
      * run, or a {@code dev.strata.device-*.cfg} loaded by FileInstall) exists in the device
-     * manager, so {@code -c "dev:status disk0"} right after start sees the default stack.
+     * manager, so {@code -c "dev:status wb0"} right after start sees the default stack.
      */
     private void settleDevices() {
         long timeout = config.seconds("strata.settle.timeout", 20);
         long deadline = deadline(timeout);
         Set<String> missing = Set.of();
         while (!stopping.get()) {
-            missing = missingDevices();
+            missing = new LinkedHashSet<>(missingDevices());
+            missing.addAll(exportsNotListening());
             if (missing.isEmpty() || System.nanoTime() - deadline > 0) {
                 break;
             }
             pause();
         }
         if (!missing.isEmpty() && !stopping.get()) {
-            err.println("strata: warning: devices not ready after " + timeout + " s: " + String.join(", ", missing)
+            err.println("strata: warning: not ready after " + timeout + " s: " + String.join(", ", missing)
                     + " (see var/log/strata.log)");
         }
+    }
+
+    /**
+     * NBD exports defined in Configuration Admin (factory PID {@code dev.strata.nbd.export}) whose
+     * address does not accept connections yet, as "export NAME (host:port)". A connection that is
+     * accepted is closed at once, before the handshake.
+     */
+    private Set<String> exportsNotListening() {
+        Set<String> out = new LinkedHashSet<>();
+        for (Dictionary<?, ?> d : configurations("dev.strata.nbd.export")) {
+            Object bind = d.get("bind");
+            Object port = d.get("port");
+            String host = bind == null || bind.toString().isBlank() ? "127.0.0.1" : bind.toString().trim();
+            if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+                host = "127.0.0.1";
+            }
+            int p;
+            try {
+                p = port == null ? 10809 : Integer.parseInt(port.toString().trim());
+            } catch (NumberFormatException e) {
+                continue; // the NBD bundle reports a bad port itself
+            }
+            try (java.net.Socket socket = new java.net.Socket()) {
+                socket.connect(new java.net.InetSocketAddress(host, p), 500);
+            } catch (IOException e) {
+                out.add("export " + d.get("name") + " (" + host + ":" + p + ")");
+            }
+        }
+        return out;
+    }
+
+    /** The properties of every configuration of a factory PID (empty if Config Admin is absent). */
+    private List<Dictionary<?, ?>> configurations(String factoryPid) {
+        BundleContext ctx = framework.getBundleContext();
+        List<Dictionary<?, ?>> out = new ArrayList<>();
+        ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
+        if (cmRef == null) {
+            return out;
+        }
+        Object cm = ctx.getService(cmRef);
+        try {
+            Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
+                    .getMethod("listConfigurations", String.class);
+            Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
+            Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + factoryPid + ")");
+            if (configs != null) {
+                for (Object c : configs) {
+                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
+                    if (d != null) {
+                        out.add(d);
+                    }
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // cannot tell: nothing to wait for
+        } finally {
+            ctx.ungetService(cmRef);
+        }
+        return out;
     }
 
     /** Names configured but not (yet) listed by the device manager; reflective, see GogoSession. */
     private Set<String> missingDevices() {
         BundleContext ctx = framework.getBundleContext();
         Set<String> configured = new LinkedHashSet<>();
+        for (Dictionary<?, ?> d : configurations(DEVICE_FACTORY_PID)) {
+            Object name = d.get("name");
+            if (name != null) {
+                configured.add(name.toString());
+            }
+        }
         try {
-            ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
-            if (cmRef == null) {
-                return Set.of();
-            }
-            Object cm = ctx.getService(cmRef);
-            try {
-                Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
-                        .getMethod("listConfigurations", String.class);
-                Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + DEVICE_FACTORY_PID + ")");
-                if (configs == null) {
-                    return Set.of();
-                }
-                for (Object c : configs) {
-                    Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
-                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
-                    Object name = d == null ? null : d.get("name");
-                    if (name != null) {
-                        configured.add(name.toString());
-                    }
-                }
-            } finally {
-                ctx.ungetService(cmRef);
-            }
             if (configured.isEmpty()) {
                 return Set.of();
             }

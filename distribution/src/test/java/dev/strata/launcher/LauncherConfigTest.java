@@ -73,7 +73,11 @@ class LauncherConfigTest {
         assertEquals(Integer.parseInt(c.get("org.osgi.framework.startlevel.beginning")), shell);
         assertEquals("/h/var/config", c.get("felix.cm.dir"));
         assertEquals("/h/deploy", c.get("felix.fileinstall.dir"));
-        assertTrue(c.list("strata.default.stack").contains("dev.strata.device-disk0.cfg"));
-        assertTrue(Files.exists(Path.of("src/main/dist/deploy/dev.strata.device-disk0.cfg")));
+        List<String> stack = c.list("strata.default.stack");
+        assertEquals(List.of("dev.strata.device-backing0.cfg", "dev.strata.device-cache0.cfg", "dev.strata.device-wb0.cfg",
+                "dev.strata.nbd.export-wb0.cfg"), stack);
+        for (String file : stack) {
+            assertTrue(Files.exists(Path.of("src/main/dist/deploy", file)), file);
+        }
     }
 }

@@ -62,14 +62,18 @@ public class BinStrataIT {
     }
 
     @Test
-    public void theDefaultStackComesUpWithASparseFileUnderVar() throws Exception {
+    public void theDefaultStackComesUpWithSparseFilesUnderVar() throws Exception {
         Distribution d = Distribution.copy("bin-default");
-        Distribution.Result r = d.run("-c", "dev:status disk0");
+        Distribution.Result r = d.run("-c", "dev:status wb0; dev:list");
         assertEquals(r.toString(), 0, r.exit());
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("state\\s+active")));
-        Path img = d.var("disk0.img");
-        assertEquals(1L << 30, Files.size(img));
-        assertTrue("created sparse: " + allocatedKiB(img) + " KiB allocated", allocatedKiB(img) < 1024);
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("wb0\\s+writeboost\\s+4\\.0 GiB\\s+active\\s+backing0,cache0.*")));
+        Path backing = d.var("backing0.img");
+        Path cache = d.var("cache0.img");
+        assertEquals(4L << 30, Files.size(backing));
+        assertEquals(1L << 30, Files.size(cache));
+        assertTrue("created sparse: " + allocatedKiB(backing) + " KiB allocated", allocatedKiB(backing) < 1024);
+        assertTrue("created sparse: " + allocatedKiB(cache) + " KiB allocated", allocatedKiB(cache) < 1024);
         assertTrue(r.toString(), r.errLines().isEmpty());
     }
 
@@ -79,30 +83,48 @@ public class BinStrataIT {
         Distribution.Result first = d.run("--no-default-stack", "-c",
                 "dev:create d1 file path=var/d1.img size=16M create=true; dev:create l1 linear device=d1 offset=1M length=4M");
         assertEquals(first.toString(), 0, first.exit());
-        assertFalse("--no-default-stack: no disk0", Files.exists(d.var("disk0.img")));
+        assertFalse("--no-default-stack: no backing0", Files.exists(d.var("backing0.img")));
+        assertFalse("--no-default-stack: no cache0", Files.exists(d.var("cache0.img")));
         Distribution.Result second = d.run("--no-default-stack", "-c", "dev:table; dev:list");
         assertEquals(second.toString(), 0, second.exit());
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("d1 file") && l.contains("path=var/d1.img")));
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1 linear") && l.contains("device=d1")));
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1") && l.contains("4.0 MiB") && l.contains("active")));
-        assertFalse(second.toString(), second.out().contains("disk0"));
+        assertFalse(second.toString(), second.out().contains("wb0"));
     }
 
     @Test
-    public void aDaemonStopsCleanlyOnSigterm() throws Exception {
+    public void aDaemonIsReadyWithItsExportsListeningAndStopsCleanlyOnSigterm() throws Exception {
         Distribution d = Distribution.copy("bin-daemon");
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        // a device and its NBD export as .cfg files, the way the default stack grows
+        Files.writeString(d.home.resolve("deploy/dev.strata.device-f0.cfg"),
+                "name=f0\ntype=file\narg.path=var/f0.img\narg.size=4M\narg.create=true\n");
+        Files.writeString(d.home.resolve("deploy/dev.strata.nbd.export-f0.cfg"), "device=f0\nname=f0\nport=" + port + "\n");
         Path err = d.home.getParent().resolve("daemon-stderr.txt");
-        try (Distribution.Daemon daemon = new Distribution.Daemon(d, err, "--daemon", "--no-default-stack", "-c",
-                "dev:create f0 file path=var/f0.img size=4M create=true")) {
+        try (Distribution.Daemon daemon = new Distribution.Daemon(d, err, "--daemon", "--no-default-stack", "-c", "dev:list")) {
             String out = daemon.awaitLine("strata: ready", Distribution.RUN_TIMEOUT_SECONDS);
-            assertTrue(out, out.contains("created f0"));
+            assertTrue(out, out.lines().anyMatch(l -> l.startsWith("f0") && l.contains("4.0 MiB")));
             assertTrue("pid file while running", Files.exists(d.var("strata.pid")));
+
+            // "ready" means the exports answer: a real NBD client, at once
+            Process nbdinfo = new ProcessBuilder("nbdinfo", "--size", "nbd://127.0.0.1:" + port + "/f0").redirectErrorStream(true).start();
+            String size = new String(nbdinfo.getInputStream().readAllBytes()).trim();
+            assertTrue("nbdinfo finished", nbdinfo.waitFor(60, TimeUnit.SECONDS));
+            assertEquals("nbdinfo: " + size, 0, nbdinfo.exitValue());
+            assertEquals(Long.toString(4L << 20), size);
+
             Distribution.Result second = d.run("--no-default-stack", "-c", "echo second");
             assertEquals("one Strata per directory: " + second, 3, second.exit());
             assertTrue(second.toString(), second.err().contains("another Strata is running"));
+
             daemon.process.destroy(); // SIGTERM
             assertTrue("stopped within the deadline", daemon.process.waitFor(Distribution.RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS));
             assertEquals(Files.readString(err), 0, daemon.process.exitValue());
+            assertEquals("stderr: " + Files.readString(err), "", Files.readString(err).strip());
         }
         assertFalse("pid file removed on a clean stop", Files.exists(d.var("strata.pid")));
         String log = Files.readString(d.var("log/strata.log"));

@@ -138,11 +138,19 @@ final class Gate {
         }
     }
 
-    /** Opens the gate and wakes every waiting request. */
+    /**
+     * Opens the gate and wakes every waiting request. Does nothing once the gate is shut: a
+     * reload or reconcile finishing after the manager stopped must not let I/O reach a target
+     * that nobody will close. Open and shut change state under the lock so neither can undo the
+     * other.
+     */
     void open() {
-        word.getAndUpdate(s -> s & ~CLOSED);
         lock.lock();
         try {
+            if (shutMessage != null) {
+                return;
+            }
+            word.getAndUpdate(s -> s & ~CLOSED);
             opened.signalAll();
         } finally {
             lock.unlock();
@@ -151,10 +159,10 @@ final class Gate {
 
     /** Shuts the gate for good: waiting and future requests fail with {@code message}. */
     void shut(String message) {
-        shutMessage = message;
-        close();
         lock.lock();
         try {
+            shutMessage = message;
+            close();
             opened.signalAll();
         } finally {
             lock.unlock();

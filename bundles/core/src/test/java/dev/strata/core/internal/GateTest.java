@@ -119,6 +119,19 @@ class GateTest {
         assertThrows(DeviceIOException.class, () -> g.enter("d", 0, LONG));
     }
 
+    /** A reload finishing after the manager stopped calls open(): the shut gate must stay shut. */
+    @Test
+    void aShutGateCannotBeReopened() {
+        Gate g = new Gate();
+        g.open();
+        g.shut("the device manager stopped");
+        g.open();
+        assertFalse(g.isOpen());
+        DeviceIOException e = assertThrows(DeviceIOException.class, () -> g.enter("d", 0, LONG));
+        assertTrue(e.getMessage().contains("the device manager stopped"), e.getMessage());
+        assertEquals(0, g.inFlight());
+    }
+
     /** If the gate serialised requests, the barrier inside them could never be passed by all at once. */
     @Test
     void manyRequestsAreInFlightAtOnce() throws Exception {

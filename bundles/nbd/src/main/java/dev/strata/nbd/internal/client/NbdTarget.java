@@ -321,18 +321,27 @@ public final class NbdTarget implements Target {
         return m;
     }
 
-    /** Makes everything durable on the server (a flush, as a disk's close would), then disconnects. */
+    /**
+     * Makes everything durable on the server (a flush, as a disk's close would), then
+     * disconnects. If that flush fails, the connections are closed all the same and the failure
+     * is thrown: nothing may be assumed durable.
+     */
     @Override
-    public void close() {
+    public void close() throws IOException {
+        IOException failed = null;
         if (!closed) {
             try {
                 flush();
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("{}: flush before disconnecting from {} failed: {}", device, uri, e.getMessage());
+            } catch (IOException e) {
+                failed = e;
             }
         }
         closed = true;
         closeAll();
+        if (failed != null) {
+            throw new DeviceIOException(device, -1, "flush before disconnecting from " + uri + " failed: "
+                    + failed.getMessage(), failed);
+        }
     }
 
     private void closeAll() {

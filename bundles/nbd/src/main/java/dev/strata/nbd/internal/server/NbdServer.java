@@ -29,7 +29,7 @@ public final class NbdServer implements Closeable {
      */
     public record Settings(int workers, long handshakeTimeoutMillis, int inputBuffer, long poolBudget) {
         public static Settings defaults() {
-            return new Settings(16, 30_000, 256 * 1024, 256L << 20);
+            return new Settings(16, 30_000, 64 * 1024, 256L << 20);
         }
     }
 

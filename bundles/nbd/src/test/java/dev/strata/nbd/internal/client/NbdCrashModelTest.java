@@ -97,9 +97,12 @@ class NbdCrashModelTest extends CrashModelProperties {
         }
 
         @Override
-        public void close() {
-            target.close();
-            server.close();
+        public void close() throws IOException {
+            try {
+                target.close();
+            } finally {
+                server.close();
+            }
         }
     }
 }

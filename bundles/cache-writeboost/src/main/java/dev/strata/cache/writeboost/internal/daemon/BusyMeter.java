@@ -38,10 +38,13 @@ public final class BusyMeter {
         lastOpNanos = now;
     }
 
-    /** Counts a foreground request that did not touch the backing device. */
-    public synchronized void op() {
-        ops++;
-        lastOpNanos = clock.nanoTime();
+    private final java.util.concurrent.atomic.LongAdder fastOps = new java.util.concurrent.atomic.LongAdder();
+    private volatile long lastFastOpNanos;
+
+    /** Counts a foreground request that did not touch the backing device (lock-free: on the hot path). */
+    public void op() {
+        fastOps.increment();
+        lastFastOpNanos = clock.nanoTime();
     }
 
     /** Busy percent and ops per second since the previous sample; starts a new interval. */
@@ -50,10 +53,12 @@ public final class BusyMeter {
         long busy = busyNanos + (inflight > 0 ? now - busySince : 0);
         long span = Math.max(1, now - sampleStart);
         long pct = Math.min(100, Math.max(0, (busy - sampleBusy) * 100 / span));
-        long rate = (ops - sampleOps) * 1_000_000_000L / span;
+        long all = ops + fastOps.sum();
+        long rate = (all - sampleOps) * 1_000_000_000L / span;
         sampleStart = now;
         sampleBusy = busy;
-        sampleOps = ops;
-        return new long[] {pct, rate, (now - lastOpNanos) / 1_000_000};
+        sampleOps = all;
+        long last = Math.max(lastOpNanos, lastFastOpNanos);
+        return new long[] {pct, rate, (now - last) / 1_000_000};
     }
 }

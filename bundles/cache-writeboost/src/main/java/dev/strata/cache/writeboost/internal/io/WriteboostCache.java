@@ -208,7 +208,7 @@ public final class WriteboostCache implements Target {
     private final AtomicLong lastFlushedId = new AtomicLong();
     private volatile long backingFlushedSeq;
 
-    // ---- sequential stream detection (guarded by streams) ----
+    // ---- sequential stream detection (racy on purpose, see sequential()) ----
     private final long[] streamEnd = new long[8];
     private final long[] streamLen = new long[8];
     private int streamNext;
@@ -347,7 +347,7 @@ public final class WriteboostCache implements Target {
         this.segGen = new int[nSeg];
         this.bufs = new ByteBuffer[nb];
         for (int i = 0; i < nb; i++) {
-            bufs[i] = ByteBuffer.allocateDirect(Layout.SEGMENT_SIZE);
+            bufs[i] = alignedBuffer(Layout.SEGMENT_SIZE);
         }
         // recovery
         long[] dirtyCount = {0};
@@ -425,6 +425,12 @@ public final class WriteboostCache implements Target {
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
         startDaemons();
+    }
+
+    /** A direct buffer aligned to 4096 bytes (so O_DIRECT devices need no bounce copy), little-endian. */
+    static ByteBuffer alignedBuffer(int size) {
+        return ByteBuffer.allocateDirect(size + BS).alignedSlice(BS).limit(size).slice()
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
     private void startDaemons() {
@@ -581,24 +587,30 @@ public final class WriteboostCache implements Target {
         record(writeLatency, t0);
     }
 
+    /**
+     * Sequential stream detection over a few stream slots. Deliberately unsynchronised (it is on
+     * every write's path): a race only mis-detects a stream, which changes where a write goes,
+     * never what is read back.
+     */
     private boolean sequential(long offset, int len, long cutoff) {
         if (cutoff <= 0) {
             return false;
         }
-        synchronized (streamEnd) {
-            for (int i = 0; i < streamEnd.length; i++) {
-                if (streamEnd[i] == offset && streamLen[i] > 0) {
-                    streamEnd[i] = offset + len;
-                    streamLen[i] += len;
-                    return streamLen[i] > cutoff;
-                }
+        long[] ends = streamEnd;
+        long[] lens = streamLen;
+        for (int i = 0; i < ends.length; i++) {
+            if (ends[i] == offset && lens[i] > 0) {
+                long l = lens[i] + len;
+                lens[i] = l;
+                ends[i] = offset + len;
+                return l > cutoff;
             }
-            int i = streamNext;
-            streamNext = (i + 1) % streamEnd.length;
-            streamEnd[i] = offset + len;
-            streamLen[i] = len;
-            return len > cutoff;
         }
+        int i = (streamNext + 1) & (ends.length - 1);
+        streamNext = i;
+        ends[i] = offset + len;
+        lens[i] = len;
+        return len > cutoff;
     }
 
     /** An I/O on the backing device. */
@@ -620,21 +632,36 @@ public final class WriteboostCache implements Target {
         // backing device, and every record sealed after it flushes the backing device first, so
         // that a crash leaves a prefix of the acknowledged writes
         flushLog(deadline);
-        lock.lock();
-        try {
-            checkFailure();
-            bypassRanges.add(range);
-            while (writebackOverlaps(from, to)) {
-                try {
-                    await(deadline, "writeback of the blocks being bypassed");
-                } catch (IOException e) {
-                    bypassRanges.remove(range);
-                    changed.signalAll();
-                    throw e;
-                }
+        while (true) {
+            if (invalidate) {
+                // a clean copy claims to equal the backing device, and recovery keeps written-back
+                // blocks warm: its drop must be durable before the backing device can change
+                dropCleanCopies(from, to, deadline);
             }
-        } finally {
-            lock.unlock();
+            lock.lock();
+            try {
+                checkFailure();
+                bypassRanges.add(range);
+                while (writebackOverlaps(from, to)) {
+                    try {
+                        await(deadline, "writeback of the blocks being bypassed");
+                    } catch (IOException e) {
+                        bypassRanges.remove(range);
+                        changed.signalAll();
+                        throw e;
+                    }
+                }
+                // writeback that just finished may have made copies in the range clean: drop
+                // those durably too (not while the range is registered: that may wait for log
+                // space, and writeback would wait for the range)
+                if (!invalidate || cleanCopies(from, to).length == 0) {
+                    break;
+                }
+                bypassRanges.remove(range);
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
         }
         boolean ok = false;
         busy.begin();
@@ -659,6 +686,69 @@ public final class WriteboostCache implements Target {
                 changed.signalAll();
                 lock.unlock();
             }
+        }
+    }
+
+    /** Backing blocks in {@code [from, to)} that have a clean cached copy. Lock held. */
+    private long[] cleanCopies(long from, long to) {
+        if (map.size() == 0) {
+            return new long[0];
+        }
+        long[] out = new long[8];
+        int n = 0;
+        if (to - from <= (long) nSeg * SB) {
+            for (long b = from; b < to; b++) {
+                int loc = map.get(b);
+                if (loc >= 0 && !isDirty(loc)) {
+                    if (n == out.length) {
+                        out = Arrays.copyOf(out, n * 2);
+                    }
+                    out[n++] = b;
+                }
+            }
+        } else {
+            for (int loc = 0; loc < nSeg * SB; loc++) {
+                long b = map.owner(loc);
+                if (b >= from && b < to && !isDirty(loc)) {
+                    if (n == out.length) {
+                        out = Arrays.copyOf(out, n * 2);
+                    }
+                    out[n++] = b;
+                }
+            }
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    /**
+     * Drops the clean cached copies of {@code [from, to)}, logs an INVALIDATE entry for each and
+     * makes them durable (a flush) before returning: the backing device still equals those copies,
+     * so nothing is lost if the drop survives a crash without the write that follows.
+     */
+    private void dropCleanCopies(long from, long to, long deadline) throws IOException {
+        boolean logged = false;
+        lock.lock();
+        try {
+            checkFailure();
+            for (long b : cleanCopies(from, to)) {
+                while (!hasEntryRoom()) {
+                    makeRoom(deadline);
+                }
+                int loc = map.get(b);
+                if (loc < 0 || isDirty(loc)) {
+                    continue;
+                }
+                map.remove(b);
+                ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
+                RecordHeader.putEntry(buf, recStart * BS, recEntries, b, 0, RecordHeader.ENTRY_INVALIDATE, 1);
+                recEntries++;
+                logged = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (logged) {
+            flushLog(deadline);
         }
     }
 
@@ -1494,7 +1584,7 @@ public final class WriteboostCache implements Target {
             }
         }
         if (wbData == null || wbData.capacity() < count * BS) {
-            wbData = ByteBuffer.allocateDirect(Math.max(count, 64) * BS);
+            wbData = alignedBuffer(Math.max(count, 64) * BS);
         }
         try {
             writeBack(count, t);
@@ -1575,7 +1665,7 @@ public final class WriteboostCache implements Target {
         }
         final int maxRun = 256; // blocks per merged write (1 MiB)
         if (wbStage == null) {
-            wbStage = ByteBuffer.allocateDirect(maxRun * BS);
+            wbStage = alignedBuffer(maxRun * BS);
         }
         int k = 0;
         while (k < count) {
@@ -1675,6 +1765,20 @@ public final class WriteboostCache implements Target {
             throw new DeviceIOException(name, -1, "interrupted");
         }
         try {
+            // every record sealed so far (INVALIDATE entries of blocks in written-back segments
+            // among them) is written before the record that keeps those segments warm
+            long deadline = deadline();
+            lock.lock();
+            try {
+                seal();
+                long sealed = lastSealedId;
+                while (lastWrittenId < sealed) {
+                    checkFailure();
+                    await(deadline, "the log to be written before a superblock record");
+                }
+            } finally {
+                lock.unlock();
+            }
             SuperblockRecord r;
             long newLwb;
             long newReclaim;

@@ -70,6 +70,108 @@ public final class Recovery {
     }
 
     public static Result run(BlockDevice cache, Superblock sb, SuperblockRecord rec, Sink sink) throws IOException {
+        Prefetcher pf = new Prefetcher(cache, sb, rec.reclaimedSegment() + sb.segmentCount());
+        Result r;
+        try {
+            r = run(cache, sb, rec, sink, pf);
+        } finally {
+            pf.close(); // every read ahead has ended: the byte count is final
+        }
+        return new Result(r.lastRecordId(), r.lastHeaderCrc(), r.nextSegment(), r.nextStart(), r.dirtyRecords(),
+                r.truncatedBy(), r.bytesRead() + pf.bytes());
+    }
+
+    /**
+     * Reads the first header block of upcoming segments ahead, in parallel, with a window that
+     * doubles while the scan keeps moving to the next segment (like read-ahead): a full cache of
+     * one record per segment is scanned at the device's parallel random-read rate, and a short
+     * log reads nothing extra. Its threads end with the scan.
+     */
+    private static final class Prefetcher implements AutoCloseable {
+        private static final int MAX_WINDOW = 64;
+        private final BlockDevice cache;
+        private final Superblock sb;
+        private final long maxSid;
+        private final java.util.concurrent.ExecutorService pool;
+        private final java.util.Map<Long, java.util.concurrent.Future<ByteBuffer>> pending = new java.util.HashMap<>();
+        private final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
+        private long last = Long.MIN_VALUE;
+        private long next;
+        private int window;
+
+        Prefetcher(BlockDevice cache, Superblock sb, long maxSid) {
+            this.cache = cache;
+            this.sb = sb;
+            this.maxSid = maxSid;
+            java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+            this.pool = java.util.concurrent.Executors.newFixedThreadPool(8, r -> {
+                Thread t = new Thread(r, "strata-writeboost-recovery-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        }
+
+        /** The first block of segment {@code sid}, copied into {@code block}. */
+        void segmentStart(long sid, ByteBuffer block) throws IOException {
+            if (sid == last + 1) {
+                window = Math.min(MAX_WINDOW, Math.max(1, window * 2));
+            } else {
+                for (java.util.concurrent.Future<ByteBuffer> f : pending.values()) {
+                    f.cancel(false);
+                }
+                pending.clear();
+                window = 1;
+                next = sid;
+            }
+            last = sid;
+            next = Math.max(next, sid);
+            while (next < sid + window && next <= maxSid) {
+                long s = next++;
+                pending.put(s, pool.submit(() -> {
+                    ByteBuffer b = ByteBuffer.allocate(Layout.BLOCK);
+                    cache.read(offset(sb, (int) (s % sb.segmentCount()), 0), b);
+                    bytes.addAndGet(Layout.BLOCK);
+                    return b;
+                }));
+            }
+            java.util.concurrent.Future<ByteBuffer> f = pending.remove(sid);
+            block.clear();
+            if (f == null) {
+                cache.read(offset(sb, (int) (sid % sb.segmentCount()), 0), block);
+                bytes.addAndGet(Layout.BLOCK);
+                return;
+            }
+            try {
+                block.put(0, f.get(), 0, Layout.BLOCK);
+            } catch (java.util.concurrent.ExecutionException e) {
+                Throwable c = e.getCause();
+                if (c instanceof IOException io) {
+                    throw io;
+                }
+                throw new IOException("reading a log header failed: " + c, c);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while reading the log");
+            }
+        }
+
+        long bytes() {
+            return bytes.get();
+        }
+
+        @Override
+        public void close() {
+            pool.shutdownNow();
+            try {
+                pool.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static Result run(BlockDevice cache, Superblock sb, SuperblockRecord rec, Sink sink, Prefetcher pf)
+            throws IOException {
         long n = sb.segmentCount();
         long uuid = sb.uuidHash();
         long[] bytes = {0};
@@ -81,7 +183,7 @@ public final class Recovery {
         long sid = rec.reclaimedSegment() + 1;
         int blk = 0;
         while (sid <= rec.writtenBackSegment()) {
-            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes);
+            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes, pf);
             if (!fits(h, uuid, sid, blk, expectId, expectPrev)) {
                 break;
             }
@@ -115,7 +217,7 @@ public final class Recovery {
                 reason = "a full lap of the log";
                 break;
             }
-            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes);
+            RecordHeader h = readHeader(cache, sb, sid, blk, block, bytes, pf);
             String why = why(h, uuid, sid, blk, expectId, expectPrev);
             if (why != null) {
                 reason = why + " at segment " + sid + " block " + blk;
@@ -184,10 +286,14 @@ public final class Recovery {
     }
 
     private static RecordHeader readHeader(BlockDevice cache, Superblock sb, long sid, int blk, ByteBuffer block,
-            long[] bytes) throws IOException {
-        block.clear();
-        cache.read(offset(sb, (int) (sid % sb.segmentCount()), blk), block);
-        bytes[0] += Layout.BLOCK;
+            long[] bytes, Prefetcher pf) throws IOException {
+        if (blk == 0) {
+            pf.segmentStart(sid, block);
+        } else {
+            block.clear();
+            cache.read(offset(sb, (int) (sid % sb.segmentCount()), blk), block);
+            bytes[0] += Layout.BLOCK;
+        }
         return RecordHeader.decode(block, 0);
     }
 

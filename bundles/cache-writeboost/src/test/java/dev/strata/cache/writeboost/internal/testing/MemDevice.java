@@ -111,7 +111,11 @@ public final class MemDevice implements BlockDevice {
         if (failFlush) {
             throw new DeviceIOException(name, -1, "injected flush error");
         }
-        durable = current.clone();
+        for (int i = 0; i < pending.size(); i++) {
+            long[] p = pending.get(i);
+            byte[] d = pendingData.get(i);
+            System.arraycopy(d, 0, durable, (int) p[0], (int) p[1]);
+        }
         pending.clear();
         pendingData.clear();
         flushes.incrementAndGet();

@@ -7,9 +7,11 @@ import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Requests;
 import dev.strata.api.Target;
+import dev.strata.driver.support.internal.FileSpec;
+import dev.strata.driver.support.internal.IoCounters;
+import dev.strata.driver.support.internal.ReopeningChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,7 +62,6 @@ final class DirectTarget implements Target {
     static final int GRANULE_SHIFT = 16;
     static final int GRANULE = 1 << GRANULE_SHIFT;
     private static final int STRIPES = 1024;
-    private static final int MAX_REOPENS = 16;
     private static final byte[] ZERO_BYTES = new byte[SMALL];
 
     private final Path path;
@@ -69,8 +70,7 @@ final class DirectTarget implements Target {
     private final int blockSize;
     /** The O_DIRECT alignment: the file system block size, a power of two. */
     private final int align;
-    private volatile FileChannel channel;
-    private volatile boolean closed;
+    private final ReopeningChannel io;
 
     private final BufferPool smallPool;
     private final BufferPool largePool;
@@ -78,19 +78,9 @@ final class DirectTarget implements Target {
     private final Lock[] sharedLocks = new Lock[STRIPES];
     private final Lock[] exclusiveLocks = new Lock[STRIPES];
 
-    private final LongAdder reads = new LongAdder();
-    private final LongAdder readBytes = new LongAdder();
-    private final LongAdder writes = new LongAdder();
-    private final LongAdder writtenBytes = new LongAdder();
-    private final LongAdder fuaWrites = new LongAdder();
-    private final LongAdder flushes = new LongAdder();
-    private final LongAdder zeroOps = new LongAdder();
-    private final LongAdder zeroedBytes = new LongAdder();
-    private final LongAdder discards = new LongAdder();
+    private final IoCounters counters = new IoCounters();
     private final LongAdder bounced = new LongAdder();
     private final LongAdder readModifyWrites = new LongAdder();
-    private final LongAdder errors = new LongAdder();
-    private final LongAdder reopens = new LongAdder();
 
     private DirectTarget(Path path, long size, int align, FileChannel channel) {
         this.path = path;
@@ -98,7 +88,7 @@ final class DirectTarget implements Target {
         this.size = size;
         this.align = align;
         this.blockSize = size % 4096 == 0 ? 4096 : BlockDevice.SECTOR;
-        this.channel = channel;
+        this.io = new ReopeningChannel(path, channel, DirectTarget::openChannel, LOG);
         int cpus = Runtime.getRuntime().availableProcessors();
         this.smallPool = new BufferPool(name, Math.max(SMALL, align), align, 64);
         this.largePool = new BufferPool(name, Math.max(LARGE, align), align, Math.min(16, Math.max(4, 2 * cpus)));
@@ -200,10 +190,10 @@ final class DirectTarget implements Target {
         if (n == 0) {
             return;
         }
-        reads.increment();
-        readBytes.add(n);
+        counters.reads.increment();
+        counters.readBytes.add(n);
         if (aligned(offset) && aligned(n) && alignedBuffer(dst)) {
-            preadFully(dst, offset);
+            io.readFully(dst, offset);
             return;
         }
         bounced.increment();
@@ -217,7 +207,7 @@ final class DirectTarget implements Target {
             ByteBuffer buf = pool.take();
             try {
                 buf.limit(wLen);
-                preadFully(buf, wStart);
+                io.readFully(buf, wStart);
                 long dataEnd = Math.min(end, wEnd);
                 buf.limit((int) (dataEnd - wStart)).position((int) (pos - wStart));
                 dst.put(buf);
@@ -237,12 +227,12 @@ final class DirectTarget implements Target {
         if (n == 0) {
             return;
         }
-        writes.increment();
-        writtenBytes.add(n);
+        counters.writes.increment();
+        counters.writtenBytes.add(n);
         writeRange(offset, n, src);
         if ((flags & FUA) != 0) {
-            fuaWrites.increment();
-            force(offset);
+            counters.fuaWrites.increment();
+            io.force(offset);
         }
     }
 
@@ -255,11 +245,11 @@ final class DirectTarget implements Target {
         if (length == 0) {
             return;
         }
-        zeroOps.increment();
-        zeroedBytes.add(length);
+        counters.zeroes.increment();
+        counters.zeroedBytes.add(length);
         writeRange(offset, length, null);
         if ((flags & FUA) != 0) {
-            force(offset);
+            io.force(offset);
         }
     }
 
@@ -275,7 +265,7 @@ final class DirectTarget implements Target {
                     lock(pos, pos + len, false, false);
                     try {
                         src.limit(src.position() + len);
-                        pwriteFully(src, pos);
+                        io.writeFully(src, pos);
                     } finally {
                         unlock(pos, pos + len, false, false);
                     }
@@ -301,7 +291,7 @@ final class DirectTarget implements Target {
                 zeroSource.clear().limit(wLen);
                 lock(wStart, wEnd, false, false);
                 try {
-                    pwriteFully(zeroSource, wStart);
+                    io.writeFully(zeroSource, wStart);
                 } finally {
                     unlock(wStart, wEnd, false, false);
                 }
@@ -319,11 +309,11 @@ final class DirectTarget implements Target {
                     }
                     if (headPartial) {
                         buf.limit(align).position(0);
-                        preadFully(buf, wStart);
+                        io.readFully(buf, wStart);
                     }
                     if (tailPartial && !(headPartial && wEnd - align == wStart)) {
                         buf.limit(wLen).position(wLen - align);
-                        preadFully(buf, wEnd - align);
+                        io.readFully(buf, wEnd - align);
                     }
                     int from = (int) (pos - wStart);
                     int len = (int) (dataEnd - pos);
@@ -339,7 +329,7 @@ final class DirectTarget implements Target {
                         }
                     }
                     buf.limit(wLen).position(0);
-                    pwriteFully(buf, wStart);
+                    io.writeFully(buf, wStart);
                 } finally {
                     unlock(wStart, wEnd, headPartial, tailPartial);
                 }
@@ -411,15 +401,15 @@ final class DirectTarget implements Target {
 
     @Override
     public void flush() throws IOException {
-        flushes.increment();
-        force(-1);
+        counters.flushes.increment();
+        io.force(-1);
     }
 
     @Override
     public void discard(long offset, long length) throws IOException {
         Requests.check(size, offset, length);
         // Advisory, and the JDK cannot punch holes (no fallocate): the data stays.
-        discards.increment();
+        counters.discards.increment();
     }
 
     @Override
@@ -429,167 +419,17 @@ final class DirectTarget implements Target {
         m.put("size", Long.toString(size));
         m.put("block_size", Integer.toString(blockSize));
         m.put("alignment", Integer.toString(align));
-        m.put("reads", reads.toString());
-        m.put("read_bytes", readBytes.toString());
-        m.put("writes", writes.toString());
-        m.put("written_bytes", writtenBytes.toString());
-        m.put("fua_writes", fuaWrites.toString());
-        m.put("flushes", flushes.toString());
-        m.put("zeroes", zeroOps.toString());
-        m.put("zeroed_bytes", zeroedBytes.toString());
-        m.put("discards", discards.toString());
+        counters.putInto(m);
         m.put("bounced", bounced.toString());
         m.put("read_modify_writes", readModifyWrites.toString());
         m.put("buffers", Integer.toString(smallPool.created() + largePool.created()));
-        m.put("errors", errors.toString());
-        m.put("reopens", reopens.toString());
+        m.put("errors", Long.toString(io.errors()));
+        m.put("reopens", Long.toString(io.reopens()));
         return m;
     }
 
     @Override
-    public synchronized void close() throws IOException {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        FileChannel ch = channel;
-        boolean interrupted = Thread.interrupted();
-        try {
-            ch.force(false);
-        } catch (IOException e) {
-            errors.increment();
-            throw new DeviceIOException(name, -1, "flush on close failed: " + e, e);
-        } finally {
-            try {
-                ch.close();
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    // ------------------------------------------------------------------ channel primitives
-
-    private void preadFully(ByteBuffer dst, long pos) throws IOException {
-        long p = pos;
-        while (dst.hasRemaining()) {
-            int r = pread(dst, p);
-            if (r < 0) { // the file is shorter than the device (truncated behind our back): zeroes
-                while (dst.hasRemaining()) {
-                    dst.put((byte) 0);
-                }
-                return;
-            }
-            p += r;
-        }
-    }
-
-    private void pwriteFully(ByteBuffer src, long pos) throws IOException {
-        long p = pos;
-        while (src.hasRemaining()) {
-            p += pwrite(src, p);
-        }
-    }
-
-    private int pread(ByteBuffer dst, long pos) throws IOException {
-        for (int attempt = 0;; attempt++) {
-            FileChannel ch = channel;
-            boolean interrupted = Thread.interrupted();
-            try {
-                return ch.read(dst, pos);
-            } catch (AsynchronousCloseException e) {
-                retryOrFail(ch, attempt, pos, "read", e);
-            } catch (IOException e) {
-                throw failed(pos, "read", e);
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    private int pwrite(ByteBuffer src, long pos) throws IOException {
-        for (int attempt = 0;; attempt++) {
-            FileChannel ch = channel;
-            boolean interrupted = Thread.interrupted();
-            try {
-                return ch.write(src, pos);
-            } catch (AsynchronousCloseException e) {
-                retryOrFail(ch, attempt, pos, "write", e);
-            } catch (IOException e) {
-                throw failed(pos, "write", e);
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    private void force(long pos) throws IOException {
-        for (int attempt = 0;; attempt++) {
-            FileChannel ch = channel;
-            boolean interrupted = Thread.interrupted();
-            try {
-                ch.force(false);
-                return;
-            } catch (AsynchronousCloseException e) {
-                retryOrFail(ch, attempt, pos, "flush", e);
-            } catch (IOException e) {
-                throw failed(pos, "flush (fdatasync)", e);
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    /** The channel was closed by an interrupt (ours or another thread's): reopen it, unless we are closed. */
-    private void retryOrFail(FileChannel broken, int attempt, long pos, String op, IOException e) throws IOException {
-        if (closed) {
-            throw failed(pos, op, "the device is closed", e);
-        }
-        if (attempt >= MAX_REOPENS) {
-            throw failed(pos, op, "the channel keeps being closed by interrupts", e);
-        }
-        reopen(broken);
-    }
-
-    private synchronized void reopen(FileChannel broken) throws IOException {
-        if (closed) {
-            throw failed(-1, "reopen", "the device is closed", null);
-        }
-        if (channel != broken) {
-            return;
-        }
-        boolean interrupted = Thread.interrupted();
-        try {
-            channel = openChannel(path);
-            reopens.increment();
-            if (reopens.sum() == 1) {
-                LOG.warn("{}: the file channel was closed by a thread interrupt; reopened it (further reopens are logged at debug level)", name);
-            } else {
-                LOG.debug("{}: the file channel was closed by a thread interrupt; reopened it", name);
-            }
-        } catch (IOException e) {
-            throw failed(-1, "reopen", e);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private DeviceIOException failed(long pos, String op, IOException e) {
-        return failed(pos, op, e.toString(), e);
-    }
-
-    private DeviceIOException failed(long pos, String op, String why, IOException e) {
-        errors.increment();
-        return new DeviceIOException(name, pos, op + " failed: " + why, e);
+    public void close() throws IOException {
+        io.close();
     }
 }

@@ -1,6 +1,7 @@
 package dev.strata.driver.direct.internal;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.driver.support.internal.FileSpec;
 import dev.strata.testsupport.contract.BlockDeviceContract;
 import java.nio.file.Path;
 import java.util.Map;

@@ -3,6 +3,7 @@ package dev.strata.driver.file.internal;
 import dev.strata.api.Target;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
+import dev.strata.driver.support.internal.FileSpec;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

@@ -176,12 +176,6 @@ class FileTargetTest {
     }
 
     @Test
-    void relativePathsResolveAgainstTheWorkingDirectory() throws Exception {
-        FileSpec spec = FileSpec.parse("file", Map.of("path", "var/disk0.img"));
-        assertEquals(Path.of("").toAbsolutePath().resolve("var/disk0.img"), spec.path);
-    }
-
-    @Test
     void statusCountsOperations() throws Exception {
         try (Target t = create("path=" + dir.resolve("s.img"), "size=1M", "create=true")) {
             t.write(0, ByteBuffer.allocate(4096), BlockDevice.FUA);

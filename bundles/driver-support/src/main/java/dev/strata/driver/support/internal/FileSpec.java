@@ -1,4 +1,4 @@
-package dev.strata.driver.direct.internal;
+package dev.strata.driver.support.internal;
 
 import dev.strata.api.BlockDevice;
 import dev.strata.api.DeviceIOException;
@@ -16,24 +16,25 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The arguments of a file-backed target (a copy of driver-file's FileSpec: bundles share nothing but the api) ({@code path=… [size=…] [create=true]}), checked against
- * the file system before anything is created or changed.
+ * The arguments of a file-backed target ({@code path=… [size=…] [create=true]}), checked against
+ * the file system before anything is created or changed. Shared by the file and direct drivers,
+ * which embed this package privately at build time (bundles share nothing but the api at run time).
  *
  * <p>Rules: an existing file is used at its own size, which must be a non-zero multiple of 512.
  * {@code size=} for an existing file must equal its size, or be larger with {@code create=true}
  * (the file is then grown, sparsely; files are never shrunk). A missing file needs
  * {@code create=true} and {@code size=}; it is created sparse. The parent directory must exist.
  */
-final class FileSpec {
-    static final Set<String> KEYS = Set.of("path", "size", "create");
+public final class FileSpec {
+    public static final Set<String> KEYS = Set.of("path", "size", "create");
     /** Largest size accepted: 2^60 bytes (1 EiB); the file system refuses earlier. */
-    static final long MAX_SIZE = 1L << 60;
+    public static final long MAX_SIZE = 1L << 60;
 
-    final String type;
-    final Path path;
+    public final String type;
+    public final Path path;
     /** The size asked for, or -1. */
-    final long requestedSize;
-    final boolean create;
+    public final long requestedSize;
+    public final boolean create;
 
     private FileSpec(String type, Path path, long requestedSize, boolean create) {
         this.type = type;
@@ -43,7 +44,7 @@ final class FileSpec {
     }
 
     /** Parses and checks the arguments' form (not the file system). */
-    static FileSpec parse(String type, Map<String, String> arguments) {
+    public static FileSpec parse(String type, Map<String, String> arguments) {
         TargetArguments args = TargetArguments.of(type, arguments, KEYS);
         String raw = args.string("path");
         Path path;
@@ -69,12 +70,12 @@ final class FileSpec {
     }
 
     /** What {@link #check()} decided. */
-    static final class Plan {
-        final long size;
+    public static final class Plan {
+        public final long size;
         /** The file must be created (sparse) at {@link #size}. */
-        final boolean createFile;
+        public final boolean createFile;
         /** The existing file must be grown (sparse) to {@link #size}. */
-        final boolean growFile;
+        public final boolean growFile;
 
         Plan(long size, boolean createFile, boolean growFile) {
             this.size = size;
@@ -84,7 +85,7 @@ final class FileSpec {
     }
 
     /** Checks the file system; changes nothing. */
-    Plan check() {
+    public Plan check() {
         if (Files.exists(path)) {
             if (Files.isDirectory(path)) {
                 throw bad(path + " is a directory; give the path of a file");
@@ -143,7 +144,7 @@ final class FileSpec {
      * Creates or grows the file as planned (sparse: only the length changes). If creating
      * fails, the half-made file is removed.
      */
-    void prepare(Plan plan) throws IOException {
+    public void prepare(Plan plan) throws IOException {
         if (plan.createFile) {
             try (FileChannel ignored = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 // created empty; the length is set below

@@ -77,7 +77,15 @@ import org.slf4j.LoggerFactory;
  * record). Written-back data is flushed on the backing device before a segment counts as written
  * back. A record that invalidates cached blocks (after a bypass write) is written only after the
  * bypassed data is flushed on the backing device. No location is rewritten before its segment is
- * written back and a durable superblock record says it is reclaimed.
+ * written back and a durable superblock record says it is reclaimed. A superblock record never
+ * counts a segment as written back and warm (not reclaimed) while a copy a bypass dropped from it
+ * has no INVALIDATE entry written yet ({@code unloggedDrops}).
+ *
+ * <h2>Bypass and writeback</h2>
+ * Writeback waits for (or stops its batch before) a dirty block of a registered bypass range; so
+ * a registered bypass must not wait for writeback while such a block is in the map. It waits only
+ * for writeback in flight before its backing I/O, and drops the range's copies from the map right
+ * after it, before it waits for log space for their INVALIDATE entries.
  */
 public final class WriteboostCache implements Target {
     private static final Logger LOG = LoggerFactory.getLogger(WriteboostCache.class);
@@ -196,6 +204,12 @@ public final class WriteboostCache implements Target {
     private int writersWaiting;
     private IOException failure;
     private final List<long[]> bypassRanges = new ArrayList<>();
+    /**
+     * One {@code {oldest, newest segment id}} per bypass whose range's cached copies were dropped from the
+     * map but whose INVALIDATE entries are not yet logged: no superblock record may count such a
+     * segment as written back (clean) unless it also counts it as reclaimed (see bypass()).
+     */
+    private final List<long[]> unloggedDrops = new ArrayList<>();
     private long[] wbBlocks = new long[0];
     private int wbCount;
     private long bypassCompleted;
@@ -675,8 +689,30 @@ public final class WriteboostCache implements Target {
                 if (ok) {
                     backingFlushPending = true;
                     if (invalidate) {
-                        // the range stays registered until its cached copies are gone: no writeback in between
-                        invalidateLogged(from, to, deadline);
+                        // The cached copies (dirty ones included) are stale from now on. Drop them from
+                        // the map at once, before waiting for log space for the INVALIDATE entries:
+                        // writeback of their segments would otherwise wait for this (registered)
+                        // range while this waits for writeback to free log space — a deadlock when
+                        // the log is full. Once dropped, writeback skips them (the backing device
+                        // already holds newer data), and their segments can be written back and
+                        // reclaimed. Until the entries are logged (and so sealed and written before
+                        // any later superblock record), updateRecord keeps the segments of the
+                        // dropped copies out of the clean (warm) region, so a crash cannot bring a
+                        // stale copy back as clean; in the dirty region a replayed copy only undoes
+                        // this unacknowledged write. invalidateLogged drops again whatever a
+                        // concurrent cached write put into the range meanwhile (it is ordered
+                        // before this write) and logs the entries for the whole range.
+                        long[] drop = {Long.MAX_VALUE, Long.MIN_VALUE};
+                        if (dropStale(from, to, drop)) {
+                            unloggedDrops.add(drop);
+                        } else {
+                            drop = null;
+                        }
+                        invalidateLogged(from, to, drop != null, deadline);
+                        // on failure (above) it stays: updateRecord forgets it once its segment is reclaimed
+                        if (drop != null) {
+                            unloggedDrops.remove(drop);
+                        }
                     }
                     bypassCompleted++;
                     bypassed.increment();
@@ -763,6 +799,15 @@ public final class WriteboostCache implements Target {
         return i < wbCount && wbBlocks[i] < to;
     }
 
+    /** The oldest segment id in {@link #unloggedDrops}, or {@link Long#MAX_VALUE}. Lock held. */
+    private long oldestUnloggedDrop() {
+        long m = Long.MAX_VALUE;
+        for (int i = 0; i < unloggedDrops.size(); i++) {
+            m = Math.min(m, unloggedDrops.get(i)[0]);
+        }
+        return m;
+    }
+
     private boolean bypassOverlaps(long block) {
         for (int i = 0; i < bypassRanges.size(); i++) {
             long[] r = bypassRanges.get(i);
@@ -805,8 +850,54 @@ public final class WriteboostCache implements Target {
         return dropped;
     }
 
-    /** Drops cached copies of {@code [from, to)} and logs INVALIDATE entries for them. Lock held. */
-    private void invalidateLogged(long from, long to, long deadline) throws IOException {
+    /**
+     * Drops cached copies of {@code [from, to)} from the map without logging anything; widens
+     * {@code span} ({oldest, newest} segment id) to the segments that held them. Returns whether
+     * there were any. Lock held.
+     */
+    private boolean dropStale(long from, long to, long[] span) {
+        boolean any = false;
+        if (map.size() == 0) {
+            return false;
+        }
+        if (to - from <= (long) nSeg * SB) {
+            for (long b = from; b < to; b++) {
+                int loc = map.get(b);
+                if (loc >= 0) {
+                    widen(span, segSid[loc / SB]);
+                    any = true;
+                    if (isDirty(loc)) {
+                        dirty--;
+                    }
+                    map.remove(b);
+                }
+            }
+        } else {
+            for (int loc = 0; loc < nSeg * SB; loc++) {
+                long b = map.owner(loc);
+                if (b >= from && b < to) {
+                    widen(span, segSid[loc / SB]);
+                    any = true;
+                    if (isDirty(loc)) {
+                        dirty--;
+                    }
+                    map.remove(b);
+                }
+            }
+        }
+        return any;
+    }
+
+    private static void widen(long[] span, long sid) {
+        span[0] = Math.min(span[0], sid);
+        span[1] = Math.max(span[1], sid);
+    }
+
+    /**
+     * Drops cached copies of {@code [from, to)} and logs INVALIDATE entries for them (for every
+     * chunk if {@code always}: copies dropped earlier by dropStale). Lock held.
+     */
+    private void invalidateLogged(long from, long to, boolean always, long deadline) throws IOException {
         for (long c = from; c < to; c += RecordHeader.MAX_INVALIDATE_LENGTH) {
             long e = Math.min(to, c + RecordHeader.MAX_INVALIDATE_LENGTH);
             // room first: making room may wait (releasing the lock), and the entry must follow
@@ -814,7 +905,7 @@ public final class WriteboostCache implements Target {
             while (!hasEntryRoom()) {
                 makeRoom(deadline);
             }
-            if (invalidateInMap(c, e) > 0) {
+            if (invalidateInMap(c, e) > 0 || always) {
                 ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
                 RecordHeader.putEntry(buf, recStart * BS, recEntries, c, 0, RecordHeader.ENTRY_INVALIDATE, (int) (e - c));
                 recEntries++;
@@ -1535,11 +1626,24 @@ public final class WriteboostCache implements Target {
                 count = 0;
                 for (long sid = from; sid <= to; sid++) {
                     int p = phys(sid);
+                    int segStart = count;
                     for (int b = 1; b < SB; b++) {
                         int loc = p * SB + b;
                         long owner = map.owner(loc);
                         if (owner >= 0 && !map.clean(loc)) {
                             if (bypassOverlaps(owner)) {
+                                // a bypass is writing this block: write back the segments before
+                                // this one, or wait for it if this is the oldest. A bypass waits
+                                // only for its own backing I/O while the copies it found are in
+                                // the map (it drops them before it waits for log space), so this
+                                // wait ends; only a copy a concurrent cached write puts into its
+                                // range later can make both wait (until io_timeout_ms), and that
+                                // copy lives in a segment newer than the one the bypass waits for
+                                if (sid > from) {
+                                    to = sid - 1;
+                                    count = segStart;
+                                    break collect;
+                                }
                                 await(deadline, "a bypass write before writeback");
                                 continue collect;
                             }
@@ -1768,8 +1872,12 @@ public final class WriteboostCache implements Target {
             // every record sealed so far (INVALIDATE entries of blocks in written-back segments
             // among them) is written before the record that keeps those segments warm
             long deadline = deadline();
+            // segments holding copies dropped by a bypass whose INVALIDATE is not logged yet (or
+            // was logged after the seal below) must not become clean in this record
+            long unlogged;
             lock.lock();
             try {
+                unlogged = oldestUnloggedDrop();
                 seal();
                 long sealed = lastSealedId;
                 while (lastWrittenId < sealed) {
@@ -1791,6 +1899,10 @@ public final class WriteboostCache implements Target {
                 newLwb = lwb;
                 long ahead = headSid + nb + 2L - nSeg;
                 newReclaim = Math.max(reclaimSid, Math.min(lwb, Math.max(requiredReclaim, ahead)));
+                unlogged = Math.min(unlogged, oldestUnloggedDrop());
+                if (unlogged != Long.MAX_VALUE) {
+                    newLwb = Math.min(newLwb, Math.max(newReclaim, unlogged - 1));
+                }
                 if (newLwb == recordedLwb && newReclaim == reclaimSid && lastWrittenId <= recordedDurable) {
                     return false;
                 }
@@ -1802,6 +1914,11 @@ public final class WriteboostCache implements Target {
                 }
                 anchorId = lwbAnchorId;
                 anchorCrc = lwbAnchorCrc;
+                if (newLwb != lwb) {
+                    // capped: anchor at the capped segment (complete, and not reused unless reclaimed)
+                    anchorId = newLwb == newReclaim ? rid : segLastId[phys(newLwb)];
+                    anchorCrc = newLwb == newReclaim ? rcrc : segLastCrc[phys(newLwb)];
+                }
             } finally {
                 lock.unlock();
             }
@@ -1823,6 +1940,8 @@ public final class WriteboostCache implements Target {
                 reclaimSid = r.reclaimedSegment();
                 reclaimAnchorId = r.reclaimedLastRecordId();
                 reclaimAnchorCrc = r.reclaimedLastCrc();
+                // a drop whose segment is reclaimed can no longer come back (left by a failed bypass)
+                unloggedDrops.removeIf(d -> d[1] <= reclaimSid);
                 lastRecordUpdateNanos = clock.nanoTime();
                 changed.signalAll();
             } finally {

@@ -1006,6 +1006,13 @@ public final class DeviceManagerImpl implements DeviceManager {
                 d.lastError = e.getMessage();
                 d.waitingFor = "a successful build (see last_error)";
                 LOG.error("device {} could not be built: {}", d.name, e.getMessage());
+            } catch (LinkageError e) {
+                // Bundle.update() registers the new revision's factory, and the refresh that
+                // follows disposes of its class loader while a build may be loading classes
+                // lazily. The refreshed factory registers again and the device is rebuilt then.
+                d.lastError = "the '" + def.type() + "' bundle was refreshed during the build: " + e;
+                d.waitingFor = "target type '" + def.type() + "' (its bundle is being refreshed)";
+                LOG.warn("device {}: {}; waiting for the refreshed factory", d.name, d.lastError);
             }
         } finally {
             d.op.unlock();

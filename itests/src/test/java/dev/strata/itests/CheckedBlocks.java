@@ -14,7 +14,7 @@ import java.util.zip.CRC32C;
 import dev.strata.api.DeviceHandle;
 
 /**
- * One I/O thread's disjoint region of a device (the approach of {@link HotUpdateIT}): writes 4 KiB
+ * One I/O thread's disjoint region of a device, used by the hot-update and restart tests: writes 4 KiB
  * blocks whose content derives from (region, block, generation) and carries a CRC32C, reads random
  * blocks back and compares them with the last generation written. Remembers the last generation of
  * every block, so the whole region can be verified afterwards — through a device or directly in a

@@ -5,19 +5,16 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.CRC32C;
 
 import javax.inject.Inject;
 
@@ -48,7 +45,7 @@ public class HotUpdateIT {
 
     private static final String WORK = "hot-update";
     private static final int THREADS = 4;
-    private static final int BLOCK = 4096;
+    private static final int BLOCK = CheckedBlocks.BLOCK;
     private static final int BLOCKS_PER_THREAD = 1024; // 4 MiB per thread
     private static final int UPDATES = 8;
     /** I/O operations each update must let through before the next one, so the updates overlap real I/O. */
@@ -86,11 +83,11 @@ public class HotUpdateIT {
         AtomicLong ops = new AtomicLong();
         AtomicLong mismatches = new AtomicLong();
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-        List<Writer> writers = new ArrayList<>();
+        List<CheckedBlocks> writers = new ArrayList<>();
         try (DeviceHandle handle = manager.open("hot", "itest:hot-update")) {
             CountDownLatch finished = new CountDownLatch(THREADS);
             for (int t = 0; t < THREADS; t++) {
-                Writer w = new Writer(t, handle, stop, ops, mismatches, errors, finished);
+                CheckedBlocks w = new CheckedBlocks(t, BLOCKS_PER_THREAD, handle, stop, ops, mismatches, errors, finished);
                 writers.add(w);
                 new Thread(w, "hot-update-io-" + t).start();
             }
@@ -121,7 +118,7 @@ public class HotUpdateIT {
             assertTrue("I/O threads finished", finished.await(120, TimeUnit.SECONDS));
 
             // every block reads back as last written, also after all the updates
-            for (Writer w : writers) {
+            for (CheckedBlocks w : writers) {
                 w.verifyAll();
             }
             System.out.println("HotUpdateIT: driver-file updates survived under load: " + survived + " (" + ops.get()
@@ -136,110 +133,5 @@ public class HotUpdateIT {
             stop.set(true);
         }
         manager.remove("hot");
-    }
-
-    /**
-     * Owns a disjoint region of the device; writes blocks whose content derives from (thread,
-     * block, generation) and carries a CRC32C, reads random written blocks back and compares.
-     */
-    private static final class Writer implements Runnable {
-        private final int id;
-        private final DeviceHandle device;
-        private final AtomicBoolean stop;
-        private final AtomicLong ops;
-        private final AtomicLong mismatches;
-        private final ConcurrentLinkedQueue<Throwable> errors;
-        private final CountDownLatch finished;
-        /** Generation last written per block; 0 = never written (reads zeroes). */
-        private final int[] generation = new int[BLOCKS_PER_THREAD];
-        private final ByteBuffer out = ByteBuffer.allocateDirect(BLOCK);
-        private final ByteBuffer in = ByteBuffer.allocateDirect(BLOCK);
-        private final ByteBuffer expected = ByteBuffer.allocate(BLOCK);
-
-        Writer(int id, DeviceHandle device, AtomicBoolean stop, AtomicLong ops, AtomicLong mismatches,
-                ConcurrentLinkedQueue<Throwable> errors, CountDownLatch finished) {
-            this.id = id;
-            this.device = device;
-            this.stop = stop;
-            this.ops = ops;
-            this.mismatches = mismatches;
-            this.errors = errors;
-            this.finished = finished;
-        }
-
-        @Override
-        public void run() {
-            SplittableRandom random = new SplittableRandom(id * 7919L);
-            try {
-                while (!stop.get()) {
-                    int block = random.nextInt(BLOCKS_PER_THREAD);
-                    int gen = generation[block] + 1;
-                    fill(out, block, gen);
-                    device.write(offset(block), out, 0);
-                    generation[block] = gen;
-                    ops.incrementAndGet();
-                    if (random.nextInt(16) == 0) {
-                        device.flush();
-                    }
-                    check(random.nextInt(BLOCKS_PER_THREAD));
-                    ops.incrementAndGet();
-                }
-            } catch (Throwable t) {
-                errors.add(t);
-            } finally {
-                finished.countDown();
-            }
-        }
-
-        void verifyAll() throws Exception {
-            for (int b = 0; b < BLOCKS_PER_THREAD; b++) {
-                check(b);
-            }
-        }
-
-        private void check(int block) throws Exception {
-            in.clear();
-            device.read(offset(block), in);
-            in.flip();
-            expected.clear();
-            if (generation[block] == 0) {
-                expected.put(new byte[BLOCK]);
-            } else {
-                fill(expected, block, generation[block]);
-            }
-            expected.rewind();
-            if (!in.equals(expected) || (generation[block] != 0 && !crcOk(in))) {
-                mismatches.incrementAndGet();
-            }
-        }
-
-        private long offset(int block) {
-            return ((long) id * BLOCKS_PER_THREAD + block) * BLOCK;
-        }
-
-        /** [id][block][generation][pseudo-random payload …][crc32c of everything before]. */
-        private void fill(ByteBuffer b, int block, int gen) {
-            b.clear();
-            b.putInt(id).putInt(block).putInt(gen);
-            long x = ((long) id << 40) ^ ((long) block << 20) ^ gen;
-            while (b.remaining() > 4) {
-                x = x * 6364136223846793005L + 1442695040888963407L;
-                b.putInt((int) (x >>> 32));
-            }
-            CRC32C crc = new CRC32C();
-            ByteBuffer head = b.duplicate();
-            head.flip();
-            crc.update(head);
-            b.putInt((int) crc.getValue());
-            b.flip();
-        }
-
-        private static boolean crcOk(ByteBuffer b) {
-            ByteBuffer head = b.duplicate();
-            head.position(0).limit(BLOCK - 4);
-            CRC32C crc = new CRC32C();
-            crc.update(head);
-            return b.getInt(BLOCK - 4) == (int) crc.getValue();
-        }
     }
 }

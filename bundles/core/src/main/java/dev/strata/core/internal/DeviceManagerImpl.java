@@ -1154,13 +1154,29 @@ public final class DeviceManagerImpl implements DeviceManager {
         }
     }
 
+    /**
+     * Waits until no request is in flight. Not interruptible: its callers close the target next,
+     * and closing it under running requests would fail or corrupt them (an interrupted
+     * {@code dev:remove} must not do that). Requests end by themselves: every lower call has a
+     * deadline. The interrupt is kept for the caller.
+     */
     private void awaitDrained(MappedDevice d) {
+        boolean interrupted = false;
         try {
-            while (!d.gate.drain(settings.gateTimeoutNanos())) {
-                LOG.warn("device {}: waiting for {} request(s) in flight", d.name, d.gate.inFlight());
+            for (;;) {
+                try {
+                    if (d.gate.drain(settings.gateTimeoutNanos())) {
+                        return;
+                    }
+                    LOG.warn("device {}: waiting for {} request(s) in flight", d.name, d.gate.inFlight());
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

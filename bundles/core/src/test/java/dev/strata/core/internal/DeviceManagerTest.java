@@ -218,6 +218,41 @@ class DeviceManagerTest {
 
     // ---------------------------------------------------------------- gate semantics through the manager
 
+    /** An interrupted dev:remove must still wait for the request in flight before closing the target. */
+    @Test
+    void interruptedRemoveStillDrainsBeforeClosing() throws Exception {
+        m.create("p", "probe", args("size", "1M"));
+        DeviceHandle h = m.open("p", "t");
+        probes.hold(1);
+        Future<?> inflight = pool.submit(() -> {
+            h.write(0, pattern(512, 1), 0);
+            return null;
+        });
+        assertTrue(probes.entered.await(30, TimeUnit.SECONDS));
+        h.close(); // the use ends; its request is still running
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<Thread> remover = new java.util.concurrent.atomic.AtomicReference<>();
+        Future<?> removing = pool.submit(() -> {
+            remover.set(Thread.currentThread());
+            m.remove("p");
+            interruptKept.set(Thread.interrupted());
+            return null;
+        });
+        GateTest.await(() -> m.info("p").map(d -> d.state() != DeviceState.ACTIVE).orElse(true), "the gate to close");
+        Thread t = remover.get();
+        t.interrupt(); // e.g. Ctrl-C while dev:remove waits for the drain
+        // either remove gave up (the bug) or it took the interrupt and went back to waiting
+        GateTest.await(() -> removing.isDone() || (!t.isInterrupted() && t.getState() == Thread.State.TIMED_WAITING),
+                "remove to take the interrupt");
+        assertFalse(removing.isDone(), "remove returned with a request in flight");
+        assertEquals(0, probes.closes.get(), "target closed with a request in flight");
+        probes.release.countDown();
+        inflight.get(30, TimeUnit.SECONDS);
+        removing.get(30, TimeUnit.SECONDS);
+        assertEquals(1, probes.closes.get());
+        assertTrue(interruptKept.get(), "the caller's interrupt is kept");
+    }
+
     @Test
     void suspendWaitsForInFlightAndHeldIoCompletesOnlyAfterResume() throws Exception {
         m.create("p", "probe", args("size", "1M"));

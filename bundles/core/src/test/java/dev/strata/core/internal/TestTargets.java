@@ -174,6 +174,7 @@ public final class TestTargets {
         volatile CountDownLatch release = new CountDownLatch(0);
         final AtomicInteger suspends = new AtomicInteger();
         final AtomicInteger resumes = new AtomicInteger();
+        final AtomicInteger closes = new AtomicInteger();
         final AtomicInteger inside = new AtomicInteger();
         volatile int maxInside;
 
@@ -311,6 +312,7 @@ public final class TestTargets {
 
         @Override
         public void close() {
+            f.closes.incrementAndGet();
         }
     }
 }

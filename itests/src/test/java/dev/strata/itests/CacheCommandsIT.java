@@ -160,7 +160,11 @@ public class CacheCommandsIT {
                     "segments_total", "writeback_rate_blocks_per_s", "flushes", "write_latency_us_p99")) {
                 assertTrue("cache:stats shows " + key + ": " + s, s.containsKey(key));
             }
-            assertEquals("every distinct block written is dirty: " + s, region0.written(), Long.parseLong(s.get("dirty_blocks")));
+            // every distinct block written is cached; writeback may still have run (writers that
+            // wait for a log buffer make it urgent even at threshold 0), so dirty is at most that
+            assertEquals("every distinct block written is cached: " + s, region0.written(), Long.parseLong(s.get("cached_blocks")));
+            long dirty = Long.parseLong(s.get("dirty_blocks"));
+            assertTrue("written blocks stay dirty: " + s, dirty > 0 && dirty <= region0.written());
             assertEquals(0, region0.verifyAll());
             assertTrue("reads hit the cache: " + s, Long.parseLong(stats("wb").get("read_hits")) > 0);
 

@@ -1,6 +1,7 @@
 package dev.strata.testsupport.crash;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,46 +13,9 @@ final class TestSubjects {
     }
 
     /** Passes every request to the device below, optionally breaking one rule. */
-    static class PassThrough implements BlockDevice {
-        final BlockDevice lower;
-
+    static class PassThrough extends ForwardingBlockDevice {
         PassThrough(BlockDevice lower) {
-            this.lower = lower;
-        }
-
-        @Override
-        public long size() {
-            return lower.size();
-        }
-
-        @Override
-        public int blockSize() {
-            return lower.blockSize();
-        }
-
-        @Override
-        public void read(long offset, ByteBuffer dst) throws IOException {
-            lower.read(offset, dst);
-        }
-
-        @Override
-        public void write(long offset, ByteBuffer src, int flags) throws IOException {
-            lower.write(offset, src, flags);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            lower.flush();
-        }
-
-        @Override
-        public void discard(long offset, long length) throws IOException {
-            lower.discard(offset, length);
-        }
-
-        @Override
-        public void writeZeroes(long offset, long length, int flags) throws IOException {
-            lower.writeZeroes(offset, length, flags);
+            super(lower);
         }
 
         /** A clean close makes everything durable, as {@code Target.close()} must. */

@@ -6,8 +6,7 @@ import dev.strata.api.DeviceInfo;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.DeviceState;
 import dev.strata.api.InvalidArgumentException;
-import java.io.IOException;
-import java.nio.ByteBuffer;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -49,55 +48,10 @@ public final class SimpleDeviceManager implements DeviceManager {
             throw new InvalidArgumentException("no device '" + name + "'");
         }
         holders.put(holder, name);
-        return new DeviceHandle() {
+        return new Handle(d) {
             @Override
             public String name() {
                 return name;
-            }
-
-            @Override
-            public long size() {
-                return d.size();
-            }
-
-            @Override
-            public int blockSize() {
-                return d.blockSize();
-            }
-
-            @Override
-            public void read(long offset, ByteBuffer dst) throws IOException {
-                d.read(offset, dst);
-            }
-
-            @Override
-            public void write(long offset, ByteBuffer src, int flags) throws IOException {
-                d.write(offset, src, flags);
-            }
-
-            @Override
-            public void flush() throws IOException {
-                d.flush();
-            }
-
-            @Override
-            public void discard(long offset, long length) throws IOException {
-                d.discard(offset, length);
-            }
-
-            @Override
-            public void writeZeroes(long offset, long length, int flags) throws IOException {
-                d.writeZeroes(offset, length, flags);
-            }
-
-            @Override
-            public boolean canFastZero() {
-                return d.canFastZero();
-            }
-
-            @Override
-            public void extents(long offset, long length, ExtentSink sink) throws IOException {
-                d.extents(offset, length, sink);
             }
 
             @Override
@@ -153,5 +107,15 @@ public final class SimpleDeviceManager implements DeviceManager {
     @Override
     public List<TargetType> targetTypes() {
         return List.of();
+    }
+
+    /** A device opened by a holder: forwards everything; {@code close()} ends the use. */
+    private abstract static class Handle extends ForwardingBlockDevice implements DeviceHandle {
+        Handle(BlockDevice d) {
+            super(d);
+        }
+
+        @Override
+        public abstract void close();
     }
 }

@@ -5,9 +5,9 @@ import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.testsupport.crash.CrashModelProperties;
 import dev.strata.testsupport.crash.CrashTestSubject;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
@@ -55,45 +55,14 @@ class NbdCrashModelTest extends CrashModelProperties {
     }
 
     /** The nbd target, closing its server with it. */
-    private record OverNbd(NbdTarget target, NbdServer server) implements BlockDevice {
-        @Override
-        public long size() {
-            return target.size();
-        }
+    private static final class OverNbd extends ForwardingBlockDevice {
+        private final NbdTarget target;
+        private final NbdServer server;
 
-        @Override
-        public int blockSize() {
-            return target.blockSize();
-        }
-
-        @Override
-        public void read(long offset, ByteBuffer dst) throws IOException {
-            target.read(offset, dst);
-        }
-
-        @Override
-        public void write(long offset, ByteBuffer src, int flags) throws IOException {
-            target.write(offset, src, flags);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            target.flush();
-        }
-
-        @Override
-        public void discard(long offset, long length) throws IOException {
-            target.discard(offset, length);
-        }
-
-        @Override
-        public void writeZeroes(long offset, long length, int flags) throws IOException {
-            target.writeZeroes(offset, length, flags);
-        }
-
-        @Override
-        public boolean canFastZero() {
-            return target.canFastZero();
+        OverNbd(NbdTarget target, NbdServer server) {
+            super(target);
+            this.target = target;
+            this.server = server;
         }
 
         @Override

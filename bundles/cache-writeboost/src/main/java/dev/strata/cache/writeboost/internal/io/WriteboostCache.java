@@ -201,7 +201,8 @@ public final class WriteboostCache implements Target {
     private long recordWanted = Long.MIN_VALUE;
     private long dirty;
     private boolean forceWriteback;
-    private int writersWaiting;
+    /** Writers waiting for writeback to free log space (not for a log buffer). */
+    private int reclaimWaiters;
     private IOException failure;
     private final List<long[]> bypassRanges = new ArrayList<>();
     /**
@@ -1109,7 +1110,7 @@ public final class WriteboostCache implements Target {
     private void advance(long deadline) throws IOException {
         pushMarker();
         long next = headSid + 1;
-        writersWaiting++;
+        boolean waitingForReclaim = false;
         try {
             while (true) {
                 checkFailure();
@@ -1130,12 +1131,23 @@ public final class WriteboostCache implements Target {
                     continue;
                 }
                 if (needReclaim > lwb) {
-                    changed.signalAll(); // wake writeback: the log is full
+                    // the log is full: writeback becomes urgent whatever writeback_threshold says.
+                    // Waiting only for a log buffer is the cache device's pace and must not count
+                    if (!waitingForReclaim) {
+                        waitingForReclaim = true;
+                        reclaimWaiters++;
+                    }
+                    changed.signalAll();
+                } else if (waitingForReclaim) {
+                    waitingForReclaim = false;
+                    reclaimWaiters--;
                 }
                 await(deadline, needReclaim > lwb ? "writeback to free log space" : "a free log buffer");
             }
         } finally {
-            writersWaiting--;
+            if (waitingForReclaim) {
+                reclaimWaiters--;
+            }
         }
         if (headSid != next - 1) {
             return; // someone else advanced while we waited
@@ -1586,7 +1598,7 @@ public final class WriteboostCache implements Target {
                 }
                 return false;
             }
-            urgent = forceWriteback || writersWaiting > 0 || (headSid + 2L * nb - nSeg > lwb);
+            urgent = forceWriteback || reclaimWaiters > 0 || (headSid + 2L * nb - nSeg > lwb);
         } finally {
             lock.unlock();
         }

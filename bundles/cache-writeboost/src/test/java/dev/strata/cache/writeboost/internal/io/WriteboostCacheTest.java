@@ -178,6 +178,40 @@ class WriteboostCacheTest {
     }
 
     @Test
+    void writersWaitingForALogBufferDoNotForceWritebackAtThresholdZero() throws Exception {
+        // a slow cache device makes writers wait for a free log buffer; that is the cache
+        // device's pace, not a full log, so writeback_threshold=0 must still write nothing back
+        cacheDev.delayMicros = 5_000;
+        wb = open(noBypass().with(Tunables.WRITEBACK_THRESHOLD, "0"), WriteboostCache.Options.defaults().withBuffers(2));
+        int threads = 4; // several writers, so some are still waiting when a buffer comes free
+        int blocks = 6 * Layout.MAX_DATA; // six segments: far from the urgent headroom of a 16-segment log
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            Future<?>[] done = new Future<?>[threads];
+            for (int t = 0; t < threads; t++) {
+                int first = t;
+                done[t] = pool.submit(() -> {
+                    Random r = new Random(first);
+                    for (int i = first; i < blocks; i += threads) {
+                        write(wb, (long) i * 4096, random(r, 4096));
+                    }
+                    return null;
+                });
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        wb.flush();
+        Map<String, String> s = wb.status();
+        assertEquals("0", s.get("written_back_blocks"), "nothing written back: " + s);
+        assertEquals(blocks, wb.dirtyBlocks());
+        assertEquals(0, backing.bytesWritten.get());
+    }
+
+    @Test
     void writebackIsSortedAndMerged() throws IOException {
         wb = open(noBypass(), WriteboostCache.Options.defaults().manual());
         Random r = new Random(5);

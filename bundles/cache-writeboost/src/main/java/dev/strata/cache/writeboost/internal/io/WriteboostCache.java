@@ -92,31 +92,44 @@ public final class WriteboostCache implements Target {
     static final int SB = Layout.SEGMENT_BLOCKS;
     static final int BS = Layout.BLOCK;
 
-    /** Construction options that are not runtime tunables (tests and benchmarks). */
+    /**
+     * Construction options that are not runtime tunables (tests and benchmarks).
+     * {@code backgroundReadCache}: the read-cache injector runs as a daemon (else tests call
+     * {@link #injectorRunOnce()}).
+     */
     public record Options(Clock clock, int buffers, boolean backgroundWriteback, boolean backgroundRecordUpdates,
-            boolean backgroundSync, boolean sortedWriteback) {
+            boolean backgroundSync, boolean sortedWriteback, boolean backgroundReadCache) {
         public static Options defaults() {
-            return new Options(Clock.SYSTEM, 4, true, true, true, true);
+            return new Options(Clock.SYSTEM, 4, true, true, true, true, true);
         }
 
         public Options withBuffers(int n) {
-            return new Options(clock, n, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+            return new Options(clock, n, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback,
+                    backgroundReadCache);
         }
 
         public Options manual() {
-            return new Options(clock, buffers, false, false, false, sortedWriteback);
+            return new Options(clock, buffers, false, false, false, sortedWriteback, false);
         }
 
         public Options withClock(Clock c) {
-            return new Options(c, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+            return new Options(c, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback,
+                    backgroundReadCache);
         }
 
         public Options unsorted() {
-            return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, false);
+            return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, false,
+                    backgroundReadCache);
         }
 
         public Options withBackgroundWriteback(boolean on) {
-            return new Options(clock, buffers, on, backgroundRecordUpdates, backgroundSync, sortedWriteback);
+            return new Options(clock, buffers, on, backgroundRecordUpdates, backgroundSync, sortedWriteback,
+                    backgroundReadCache);
+        }
+
+        public Options withBackgroundReadCache(boolean on) {
+            return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync,
+                    sortedWriteback, on);
         }
     }
 
@@ -258,6 +271,11 @@ public final class WriteboostCache implements Target {
     private final Daemon writeback;
     private final Daemon recordUpdater;
     private final Daemon dataSync;
+    private final Daemon injector;
+
+    // ---- read caching: staging area and injector (guarded by lock, see ReadCacheInjector) ----
+    private final ReadCacheInjector readCache = new ReadCacheInjector();
+    private final Condition injectWake = lock.newCondition();
 
     // ------------------------------------------------------------------------------------------
     // opening
@@ -437,6 +455,15 @@ public final class WriteboostCache implements Target {
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100);
         recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000);
         dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000);
+        injector = new Daemon("strata-writeboost-" + dev + "-readcache", this::injectorRunOnce, lock, injectWake, 1000);
+        if (tunables.readCacheThreshold() > 0) {
+            lock.lock();
+            try {
+                readCache.activate();
+            } finally {
+                lock.unlock();
+            }
+        }
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
         startDaemons();
@@ -459,9 +486,13 @@ public final class WriteboostCache implements Target {
         if (options.backgroundSync()) {
             dataSync.start();
         }
+        if (options.backgroundReadCache()) {
+            injector.start();
+        }
     }
 
     private void stopDaemons(boolean alsoFlusher) {
+        stopInjector();
         dataSync.stop();
         recordUpdater.stop();
         writeback.stop();
@@ -687,6 +718,9 @@ public final class WriteboostCache implements Target {
             busy.end();
             lock.lock();
             try {
+                // staged read-cache copies of the range read before this point are stale (even
+                // if the op failed: it may have changed part of the range)
+                readCache.touchRange(from, to);
                 if (ok) {
                     backingFlushPending = true;
                     if (invalidate) {
@@ -986,6 +1020,7 @@ public final class WriteboostCache implements Target {
             if (old >= 0 && inOpenRecord(old)) {
                 ByteBuffer buf = bufferOf(old);
                 buf.put((old % SB) * BS + (s0 << 9), src, srcIndex, n);
+                readCache.touch(block);
                 int nv = map.valid(old) | bits;
                 map.setValid(old, nv);
                 if (map.clean(old)) {
@@ -1029,6 +1064,7 @@ public final class WriteboostCache implements Target {
                 dirty--;
             }
             map.put(block, loc, nv, false);
+            readCache.touch(block);
             dirty++;
             blocksWritten.increment();
             if (!hasDataRoom() && recStart < SB) {
@@ -1162,6 +1198,101 @@ public final class WriteboostCache implements Target {
         segLastCrc[p] = 0;
         headSid = next;
         startRecordAt(0);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // read-cache injector
+
+    private final ReadCacheInjector.Log cleanAppender = this::appendClean;
+
+    /**
+     * Appends a batch of staged read misses to the log as clean entries (see
+     * {@link ReadCacheInjector}). Never waits for log space: when the head segment is full and the
+     * next one is not free yet, the blocks stay staged for a later try. Returns false when there
+     * was nothing to do.
+     */
+    public boolean injectorRunOnce() throws IOException {
+        lock.lock();
+        try {
+            if (failure != null || closed) {
+                readCache.clear();
+                return false;
+            }
+            return readCache.inject(cleanAppender, 64);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One staged block into the open record as a CLEAN entry. Lock held; never waits. */
+    private ReadCacheInjector.Outcome appendClean(long block, ByteBuffer src, int srcIndex) throws IOException {
+        Tunables t = tunables;
+        // a cached copy is at least as new; a bypass in flight changes the backing device (and
+        // relies on no clean copy of its range entering the index meanwhile)
+        if (t.readCacheThreshold() == 0 || t.writeAround() || failure != null || block >= size / BS
+                || map.get(block) >= 0 || bypassOverlaps(block)) {
+            return ReadCacheInjector.Outcome.DROPPED;
+        }
+        if (!hasDataRoom()) {
+            if (recStart < SB) {
+                seal();
+            }
+            if (recStart >= SB) {
+                if (!canAdvanceNow()) {
+                    return ReadCacheInjector.Outcome.NO_ROOM;
+                }
+                advance(deadline()); // does not wait (checked above)
+            }
+            if (!hasDataRoom()) {
+                return ReadCacheInjector.Outcome.NO_ROOM;
+            }
+        }
+        ByteBuffer buf = bufs[(int) Math.floorMod(headSid, (long) nb)];
+        buf.put(recPos * BS, src, srcIndex, BS);
+        int loc = phys(headSid) * SB + recPos;
+        RecordHeader.putEntry(buf, recStart * BS, recEntries, block, Layout.FULL, RecordHeader.ENTRY_CLEAN, 1);
+        openEntryOfData[recData] = recEntries;
+        recEntries++;
+        recData++;
+        recPos++;
+        map.put(block, loc, Layout.FULL, true);
+        if (!hasDataRoom() && recStart < SB) {
+            seal();
+        }
+        return ReadCacheInjector.Outcome.INJECTED;
+    }
+
+    /**
+     * Whether the head can move to the next segment without waiting (a free buffer, a reclaimed
+     * slot). If the slot is written back but not yet recorded as reclaimed, asks the record
+     * updater for a record. Lock held.
+     */
+    private boolean canAdvanceNow() {
+        pushMarker();
+        long next = headSid + 1;
+        long needReclaim = next - nSeg;
+        if (completedSid < next - nb) {
+            return false;
+        }
+        if (needReclaim <= reclaimSid) {
+            return true;
+        }
+        if (needReclaim <= lwb && recordWanted < needReclaim) {
+            recordWanted = needReclaim;
+            changed.signalAll();
+        }
+        return false;
+    }
+
+    /** Stops the injector and forgets what it had staged (suspend, close). */
+    private void stopInjector() {
+        injector.stop();
+        lock.lock();
+        try {
+            readCache.clear();
+        } finally {
+            lock.unlock();
+        }
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1348,12 +1479,19 @@ public final class WriteboostCache implements Target {
         int[] vbits = new int[n];
         byte[][] partials = null;
         int base = dst.position();
+        Tunables rt = tunables;
+        boolean stage = readCache.wants(offset, len, rt.readCacheThreshold(), rt.writeAround());
+        long snap = 0;
         for (int attempt = 0;; attempt++) {
             boolean anyDevice = false;
             boolean anyBacking = false;
             lock.lock();
             try {
                 checkFailure();
+                if (attempt == 0 && stage) {
+                    // before any backing read: a write that lands after this stamp voids the staged copy
+                    snap = readCache.snapshot();
+                }
                 for (int i = 0; i < n; i++) {
                     long b = first + i;
                     int s0 = i == 0 ? (int) ((offset & (BS - 1)) >>> 9) : 0;
@@ -1478,6 +1616,9 @@ public final class WriteboostCache implements Target {
                 throw new DeviceTimeoutException(name, offset, "read kept racing with log reuse");
             }
         }
+        if (stage) {
+            stageMisses(kind, first, n, offset, end, dst, base, snap);
+        }
         for (int i = 0; i < n; i++) {
             switch (kind[i]) {
                 case DEV, BUF -> readHits.increment();
@@ -1488,6 +1629,31 @@ public final class WriteboostCache implements Target {
         dst.position(base + len);
         busy.op();
         record(readLatency, t0);
+    }
+
+    /**
+     * Read caching: stages the full blocks this read got from the backing device (kind MISS) for
+     * the injector, with the stamp taken before the backing read.
+     */
+    private void stageMisses(byte[] kind, long first, int n, long offset, long end, ByteBuffer dst, int base, long snap) {
+        boolean any = false;
+        lock.lock();
+        try {
+            if (failure != null || closed || suspended) {
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                long bOff = (first + i) << Layout.BLOCK_SHIFT;
+                if (kind[i] == MISS && bOff >= offset && bOff + BS <= end) {
+                    any |= readCache.stage(first + i, dst, base + (int) (bOff - offset), snap);
+                }
+            }
+            if (any) {
+                injectWake.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private static int dstIndex(long block, int s0, long offset) {
@@ -2016,9 +2182,13 @@ public final class WriteboostCache implements Target {
                 invalidateAll();
                 return;
             default:
-                tunables = tunables.with(key, value);
+                Tunables nt = tunables.with(key, value);
+                tunables = nt;
                 lock.lock();
                 try {
+                    if (nt.readCacheThreshold() > 0) {
+                        readCache.activate(); // the staging area, once
+                    }
                     changed.signalAll();
                 } finally {
                     lock.unlock();
@@ -2106,6 +2276,7 @@ public final class WriteboostCache implements Target {
             lock.unlock();
         }
         IOException err = null;
+        stopInjector(); // nothing enters the log after the flush below
         try {
             flush();
             if (tunables.writeAround()) {
@@ -2211,7 +2382,7 @@ public final class WriteboostCache implements Target {
     /** Names of the threads this target runs (for tests). */
     public List<String> runningDaemons() {
         List<String> l = new ArrayList<>();
-        for (Daemon d : List.of(flusher, writeback, recordUpdater, dataSync)) {
+        for (Daemon d : List.of(flusher, writeback, recordUpdater, dataSync, injector)) {
             if (d.running()) {
                 l.add(d.name());
             }
@@ -2243,6 +2414,11 @@ public final class WriteboostCache implements Target {
         m.put("read_hits", Long.toString(readHits.sum()));
         m.put("read_misses", Long.toString(readMisses.sum()));
         m.put("read_partial_hits", Long.toString(readPartial.sum()));
+        m.put("read_cache_staged", Long.toString(readCache.staged.sum()));
+        m.put("read_cache_injected", Long.toString(readCache.injected.sum()));
+        m.put("read_cache_cancelled", Long.toString(readCache.cancelled.sum()));
+        m.put("read_cache_dropped", Long.toString(readCache.dropped.sum()));
+        m.put("read_cache_sequential", Long.toString(readCache.sequential.sum()));
         m.put("write_hits", Long.toString(writeHits.sum()));
         m.put("writes_cached", Long.toString(writesCached.sum()));
         m.put("blocks_written", Long.toString(blocksWritten.sum()));

@@ -5,7 +5,9 @@ import dev.strata.cache.writeboost.internal.io.Tunables;
 import dev.strata.cache.writeboost.internal.io.WriteboostCache;
 import dev.strata.testsupport.crash.CrashTestSubject;
 import dev.strata.testsupport.crash.Workload;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.List;
 
 /** writeboost over a crashable backing device (1 MiB) and cache device (17 MiB, the minimum). */
@@ -16,6 +18,22 @@ final class WriteboostSubject implements CrashTestSubject {
     WriteboostSubject(String name, Tunables tunables) {
         this.name = name;
         this.tunables = tunables;
+    }
+
+    /**
+     * {@link #cached()} with read caching: small read misses are staged, and the read-cache
+     * injector runs after every write, write-zeroes and discard and before every flush, so that
+     * blocks staged by a read and changed by the next write reach the injector (which must drop
+     * them), and injected clean blocks reach flush points and crashes.
+     */
+    static WriteboostSubject readCaching() {
+        return new WriteboostSubject("writeboost-readcache", cached().tunables.with(Tunables.READ_CACHE_THRESHOLD, "8"));
+    }
+
+    /** {@link #bypassing()} with read caching (see {@link #readCaching()}). */
+    static WriteboostSubject readCachingBypassing() {
+        return new WriteboostSubject("writeboost-readcache-bypass",
+                bypassing().tunables.with(Tunables.READ_CACHE_THRESHOLD, "8"));
     }
 
     /** Everything through the log. */
@@ -51,14 +69,55 @@ final class WriteboostSubject implements CrashTestSubject {
     }
 
     private BlockDevice open(List<BlockDevice> d) throws IOException {
-        return WriteboostCache.open(name, d.get(0), d.get(1), false, tunables,
+        WriteboostCache wb = WriteboostCache.open(name, d.get(0), d.get(1), false, tunables,
                 WriteboostCache.Options.defaults().manual(), null);
+        return tunables.readCacheThreshold() > 0 ? new Injecting(wb) : wb;
+    }
+
+    /** Runs the read-cache injector around the target's writes (see {@link #readCaching()}). */
+    static final class Injecting extends ForwardingBlockDevice {
+        final WriteboostCache wb;
+
+        Injecting(WriteboostCache wb) {
+            super(wb);
+            this.wb = wb;
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer src, int flags) throws IOException {
+            super.write(offset, src, flags);
+            wb.injectorRunOnce();
+        }
+
+        @Override
+        public void writeZeroes(long offset, long length, int flags) throws IOException {
+            super.writeZeroes(offset, length, flags);
+            wb.injectorRunOnce();
+        }
+
+        @Override
+        public void discard(long offset, long length) throws IOException {
+            super.discard(offset, length);
+            wb.injectorRunOnce();
+        }
+
+        @Override
+        public void flush() throws IOException {
+            wb.injectorRunOnce();
+            super.flush();
+        }
+
+        @Override
+        public void close() throws IOException {
+            wb.close();
+        }
     }
 
     /** Writeback of everything written so far, then a superblock record update. */
     @Override
     public void background(BlockDevice target) throws IOException {
-        WriteboostCache wb = (WriteboostCache) target;
+        WriteboostCache wb = target instanceof Injecting i ? i.wb : (WriteboostCache) target;
+        wb.injectorRunOnce();
         wb.message("writeback", "all");
         for (int i = 0; i < 3; i++) {
             wb.writebackRunOnce();

@@ -18,7 +18,8 @@ import java.util.Set;
  * @param updateRecordInterval  seconds between superblock record updates (0: only when a segment
  *                              must be reclaimed)
  * @param syncDataInterval      seconds between forced flushes of the log (0: only on client flushes)
- * @param readCacheThreshold    read misses in runs of fewer than this many blocks are cached (0: off)
+ * @param readCacheThreshold    full-block read misses of reads whose sequential run is at most this
+ *                              many blocks are cached as clean blocks (0: off; see ReadCacheInjector)
  * @param bypassThreshold       writes of at least this many bytes go to the backing device (0: never)
  * @param sequentialCutoff      a sequential write stream longer than this many bytes goes to the
  *                              backing device (0: never)

@@ -35,7 +35,7 @@ class ReadCacheConcurrencyTest {
     static final int WRITERS = 3;
     static final int READERS = 2;
     static final int REGION = 64; // blocks per writer
-    static final int OPS = 1500;
+    static final int OPS = 1000;
     final MemDevice backing = new MemDevice("backing", 16L * MIB);
     final MemDevice cacheDev = new MemDevice("cache", 17L * MIB);
     final byte[] model = new byte[WRITERS * REGION * BS];

@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ReadCacheTest {
     static final int MIB = 1 << 20;
     static final int BS = 4096;
-    final MemDevice backingMem = new MemDevice("backing", 64L * MIB);
+    final MemDevice backingMem = new MemDevice("backing", 16L * MIB);
     final PausingDevice backing = new PausingDevice(backingMem);
     final MemDevice cacheDev = new MemDevice("cache", 17L * MIB);
     /** The backing device's contents as every acknowledged write left them. */
@@ -89,12 +89,12 @@ class ReadCacheTest {
         }
     }
 
-    /** Fills the log with writes far from {@code [0, 32 MiB)} until every segment was reused once. */
+    /** Fills the log with writes to {@code [8, 12) MiB} (tests use blocks below 8 MiB) until every segment was reused. */
     void cycleTheLog(Random r) throws IOException {
         for (int i = 0; i < 20 * 255; i++) {
             byte[] d = new byte[BS];
             r.nextBytes(d);
-            write(32L * MIB + (long) (i % 4096) * BS, d);
+            write(8L * MIB + (long) (i % 1024) * BS, d);
             if (i % 200 == 199) {
                 wb.writebackAll();
             }
@@ -105,7 +105,7 @@ class ReadCacheTest {
     @Test
     void smallMissesBecomeHitsOnTheSecondRead() throws IOException {
         wb = open(readCaching(4));
-        long[] blocks = {7, 100, 333, 1000, 4097, 9000};
+        long[] blocks = {7, 100, 333, 1000, 1597, 2000};
         for (long b : blocks) {
             assertArrayEquals(expected(b, 1), read(b, 1));
         }
@@ -154,22 +154,22 @@ class ReadCacheTest {
         assertEquals(4, stat("read_cache_staged"));
         assertEquals(28, stat("read_cache_sequential"));
         // one request longer than the threshold is a run of its own length
-        assertArrayEquals(expected(5000, 16), read(5000, 16));
+        assertArrayEquals(expected(1200, 16), read(1200, 16));
         assertEquals(4, stat("read_cache_staged"));
         // a request of exactly the threshold elsewhere is cached
-        assertArrayEquals(expected(9000, 4), read(9000, 4));
+        assertArrayEquals(expected(1400, 4), read(1400, 4));
         assertEquals(8, stat("read_cache_staged"));
         // partial blocks are never staged
         ByteBuffer part = ByteBuffer.allocate(1024);
-        wb.read(12000L * BS + 512, part);
+        wb.read(1600L * BS + 512, part);
         assertEquals(8, stat("read_cache_staged"));
         injectAll();
         long hits = stat("read_hits");
         assertArrayEquals(expected(1000, 4), read(1000, 4));
-        assertArrayEquals(expected(9000, 4), read(9000, 4));
+        assertArrayEquals(expected(1400, 4), read(1400, 4));
         assertEquals(hits + 8, stat("read_hits"));
         assertArrayEquals(expected(1004, 4), read(1004, 4));
-        assertArrayEquals(expected(5000, 16), read(5000, 16));
+        assertArrayEquals(expected(1200, 16), read(1200, 16));
         assertEquals(hits + 8, stat("read_hits"), "blocks of long runs were not cached");
     }
 
@@ -251,7 +251,7 @@ class ReadCacheTest {
     @EnumSource(Change.class)
     void aChangeDuringTheBackingReadVoidsTheStagedCopy(Change change) throws Exception {
         wb = open(readCaching(8));
-        long b = 4242;
+        long b = 1242;
         ExecutorService ex = Executors.newSingleThreadExecutor();
         try {
             backing.pauseAfterReading(b * BS);
@@ -301,7 +301,7 @@ class ReadCacheTest {
         long[] blocks = new long[40];
         Set<Long> injectedOffsets = ConcurrentHashMap.newKeySet();
         for (int i = 0; i < blocks.length; i++) {
-            blocks[i] = 10 + 97L * i;
+            blocks[i] = 10 + 47L * i;
             injectedOffsets.add(blocks[i] * BS);
         }
         List<Long> violations = new ArrayList<>();
@@ -321,7 +321,7 @@ class ReadCacheTest {
         assertEquals(blocks.length, stat("read_cache_injected"));
         byte[] d = new byte[BS];
         r.nextBytes(d);
-        write(5000L * BS, d); // one dirty block
+        write(1900L * BS, d); // one dirty block
         wb.close();
         wb = open(readCaching(8));
         assertEquals(1, stat("dirty_blocks"), "the injected blocks came back clean");

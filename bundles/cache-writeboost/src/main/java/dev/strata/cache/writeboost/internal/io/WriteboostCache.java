@@ -1685,8 +1685,10 @@ public final class WriteboostCache implements Target {
         long a = (offset + BS - 1) & -BS;
         long b = (offset + length) & -BS;
         if (a < b) {
-            // cached copies stay (a read may return the old data); writeback waits for the discard
-            bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, false, () -> backing.discard(a, b - a));
+            // cached copies are dropped like a bypassed write's: a clean copy kept after the backing
+            // device discarded the range would no longer equal it, and dropping it later (eviction,
+            // a bypass) would change what the block reads without a write
+            bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, true, () -> backing.discard(a, b - a));
         }
     }
 

@@ -455,17 +455,11 @@ public final class WriteboostCache implements Target {
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100);
         recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000);
         dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000);
-        injector = new Daemon("strata-writeboost-" + dev + "-readcache", this::injectorRunOnce, lock, injectWake, 1000);
-        if (tunables.readCacheThreshold() > 0) {
-            lock.lock();
-            try {
-                readCache.activate();
-            } finally {
-                lock.unlock();
-            }
-        }
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
+        // read caching: the injector daemon, and the staging area if read caching is on
+        injector = new Daemon("strata-writeboost-" + dev + "-readcache", this::injectorRunOnce, lock, injectWake, 1000);
+        activateReadCache();
         startDaemons();
     }
 
@@ -1282,6 +1276,18 @@ public final class WriteboostCache implements Target {
             changed.signalAll();
         }
         return false;
+    }
+
+    /** Allocates the staging area (once) when read caching is on. */
+    private void activateReadCache() {
+        if (tunables.readCacheThreshold() > 0) {
+            lock.lock();
+            try {
+                readCache.activate();
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     /** Stops the injector and forgets what it had staged (suspend, close). */
@@ -2184,17 +2190,14 @@ public final class WriteboostCache implements Target {
                 invalidateAll();
                 return;
             default:
-                Tunables nt = tunables.with(key, value);
-                tunables = nt;
+                tunables = tunables.with(key, value);
                 lock.lock();
                 try {
-                    if (nt.readCacheThreshold() > 0) {
-                        readCache.activate(); // the staging area, once
-                    }
                     changed.signalAll();
                 } finally {
                     lock.unlock();
                 }
+                activateReadCache();
         }
     }
 

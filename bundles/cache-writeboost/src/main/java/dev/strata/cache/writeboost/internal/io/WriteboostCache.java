@@ -172,6 +172,8 @@ public final class WriteboostCache implements Target {
     private final ReentrantLock flushLock = new ReentrantLock();
     private final ReentrantLock recordLock = new ReentrantLock();
     private volatile Tunables tunables;
+    /** Incremented (under {@code lock}) with every signal of {@code changed}: the daemons' wake-up counter. */
+    private volatile long events;
 
     // ---- log state (guarded by lock) ----
     private long headSid;
@@ -433,10 +435,10 @@ public final class WriteboostCache implements Target {
         lastSyncNanos = lastRecordUpdateNanos;
         cache.flush(); // what recovery read is what later records will claim as durable
         String dev = name == null ? "writeboost" : name;
-        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000);
-        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100);
-        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000);
-        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000);
+        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000, () -> events);
+        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100, () -> events);
+        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000, () -> events);
+        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000, () -> events);
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
         startDaemons();
@@ -552,6 +554,12 @@ public final class WriteboostCache implements Target {
         }
     }
 
+    /** Wakes everything waiting on {@code changed}. Lock held. */
+    private void signal() {
+        events++;
+        changed.signalAll();
+    }
+
     private void fail(IOException e) {
         lock.lock();
         try {
@@ -559,7 +567,7 @@ public final class WriteboostCache implements Target {
                 failure = e;
                 LOG.error("{}: cache device failed: {}", name, e.toString());
             }
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -662,7 +670,7 @@ public final class WriteboostCache implements Target {
                         await(deadline, "writeback of the blocks being bypassed");
                     } catch (IOException e) {
                         bypassRanges.remove(range);
-                        changed.signalAll();
+                        signal();
                         throw e;
                     }
                 }
@@ -673,7 +681,7 @@ public final class WriteboostCache implements Target {
                     break;
                 }
                 bypassRanges.remove(range);
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -720,7 +728,7 @@ public final class WriteboostCache implements Target {
                 }
             } finally {
                 bypassRanges.remove(range);
-                changed.signalAll();
+                signal();
                 lock.unlock();
             }
         }
@@ -1078,7 +1086,7 @@ public final class WriteboostCache implements Target {
         } else {
             startRecordAt(next);
         }
-        changed.signalAll();
+        signal();
     }
 
     /** Closes the head segment: seals the open record and pads the rest. Lock held. */
@@ -1102,7 +1110,7 @@ public final class WriteboostCache implements Target {
         if (markerPushedFor != headSid) {
             queue.add(new Sealed(-1, headSid, 0, 0, 0, 0, false, false));
             markerPushedFor = headSid;
-            changed.signalAll();
+            signal();
         }
     }
 
@@ -1137,7 +1145,7 @@ public final class WriteboostCache implements Target {
                         waitingForReclaim = true;
                         reclaimWaiters++;
                     }
-                    changed.signalAll();
+                    signal();
                 } else if (waitingForReclaim) {
                     waitingForReclaim = false;
                     reclaimWaiters--;
@@ -1183,7 +1191,7 @@ public final class WriteboostCache implements Target {
                 queue.poll();
                 completedSid = Math.max(completedSid, s.sid);
                 writtenEnd = Math.max(writtenEnd, (s.sid + 1) * SB);
-                changed.signalAll();
+                signal();
                 return true;
             }
         } finally {
@@ -1212,7 +1220,7 @@ public final class WriteboostCache implements Target {
                 if (s.start + s.span >= SB - 1) {
                     segmentsWritten.increment();
                 }
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -1692,7 +1700,7 @@ public final class WriteboostCache implements Target {
                 lock.lock();
                 try {
                     wbCount = 0;
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -1710,7 +1718,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 wbCount = 0;
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -1737,7 +1745,7 @@ public final class WriteboostCache implements Target {
             if (dirty == 0 && forceWriteback && lwb >= headSid) {
                 forceWriteback = false;
             }
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -1955,7 +1963,7 @@ public final class WriteboostCache implements Target {
                 // a drop whose segment is reclaimed can no longer come back (left by a failed bypass)
                 unloggedDrops.removeIf(d -> d[1] <= reclaimSid);
                 lastRecordUpdateNanos = clock.nanoTime();
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -2004,7 +2012,7 @@ public final class WriteboostCache implements Target {
                 try {
                     checkFailure();
                     forceWriteback = true;
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -2019,7 +2027,7 @@ public final class WriteboostCache implements Target {
                 tunables = tunables.with(key, value);
                 lock.lock();
                 try {
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -2044,7 +2052,7 @@ public final class WriteboostCache implements Target {
             pad();
             target = headSid;
             forceWriteback = true;
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -2063,7 +2071,7 @@ public final class WriteboostCache implements Target {
         lock.lock();
         try {
             forceWriteback = true;
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -2165,7 +2173,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 closed = true;
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }

@@ -367,7 +367,6 @@ public final class WriteboostCache implements Target {
             bufs[i] = alignedBuffer(Layout.SEGMENT_SIZE);
         }
         // recovery
-        long[] dirtyCount = {0};
         Recovery.Result r = Recovery.run(cache, sb, rec, new Recovery.Sink() {
             @Override
             public void data(int loc, long block, int valid, boolean clean) {
@@ -399,17 +398,13 @@ public final class WriteboostCache implements Target {
         reclaimAnchorCrc = rec.reclaimedLastCrc();
         recordSeq = rec.sequence();
         recordedDurable = r.lastRecordId(); // nothing new to record until something is written
+        long dirtyCount = 0;
         for (int p = 0; p < nSeg; p++) {
             if (segSid[p] >= 0 && segSid[p] > lwb) {
-                for (int b = 1; b < SB; b++) {
-                    int loc = p * SB + b;
-                    if (map.owner(loc) >= 0 && !map.clean(loc)) {
-                        dirtyCount[0]++;
-                    }
-                }
+                dirtyCount += map.dirtyIn(p * SB + 1, p * SB + SB);
             }
         }
-        dirty = dirtyCount[0];
+        dirty = dirtyCount;
         nextRecordId = r.lastRecordId() + 1;
         lastSealedId = r.lastRecordId();
         lastWrittenId = r.lastRecordId();

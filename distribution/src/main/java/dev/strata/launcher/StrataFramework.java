@@ -35,6 +35,7 @@ import org.osgi.framework.ServiceReference;
 import org.osgi.framework.launch.Framework;
 import org.osgi.framework.launch.FrameworkFactory;
 import org.osgi.framework.startlevel.BundleStartLevel;
+import org.osgi.framework.startlevel.FrameworkStartLevel;
 
 /**
  * One Felix instance of the distribution: configured from {@code conf/config.properties},
@@ -60,6 +61,8 @@ final class StrataFramework {
     /** Set by the shutdown hook: a signal asked us to stop. */
     private final AtomicBoolean signalled = new AtomicBoolean();
     private volatile Framework framework;
+    /** Interactive mode: the start level that starts the shell, reached after start-up settles. */
+    private int shellStartLevel;
     /** Held for the life of the process (see lockHome). */
     @SuppressWarnings("unused")
     private FileLock homeLock;
@@ -96,6 +99,13 @@ final class StrataFramework {
         if (!options.interactive()) {
             // no console; and the shell must not stop the framework when its (empty) script ends
             props.put("gosh.args", "--nointeractive --noshutdown");
+        } else {
+            // the shell (the highest start level) starts only once the commands and the default
+            // stack are there (awaitStop): lines piped in must not race their commands' registration
+            shellStartLevel = Integer.parseInt(props.getOrDefault(Constants.FRAMEWORK_BEGINNING_STARTLEVEL, "1").trim());
+            if (shellStartLevel > 1) {
+                props.put(Constants.FRAMEWORK_BEGINNING_STARTLEVEL, Integer.toString(shellStartLevel - 1));
+            }
         }
         if (options.noDefaultStack) {
             List<String> names = config.list("strata.default.stack");
@@ -224,8 +234,24 @@ final class StrataFramework {
         }
     }
 
-    /** Interactive mode: the Gogo shell owns the console and stops the framework on exit. */
+    /**
+     * Interactive mode: once the Strata commands and the defined devices are up, raises the start
+     * level to start the Gogo shell, which then owns the console and stops the framework on exit.
+     */
     int awaitStop() {
+        if (shellStartLevel > 1) {
+            try (GogoSession session = openSession()) {
+                for (String command : List.of("dev:list", "nbd:exports", "cache:stats")) {
+                    awaitCommand(session, command);
+                }
+                settleDevices();
+            } catch (Exception e) {
+                Main.printFailure(err, e);
+            }
+            if (!stopping.get()) {
+                framework.adapt(FrameworkStartLevel.class).setStartLevel(shellStartLevel);
+            }
+        }
         waitForStop(0);
         return 0;
     }

@@ -31,6 +31,20 @@ public class BinStrataIT {
     }
 
     @Test
+    public void linesPipedIntoTheShellRunAfterStartUpAndExitStopsCleanly() {
+        // the shell starts only once the commands and the default stack are up, so the first
+        // piped line already finds dev:list and wb0; 'exit' stops the framework with status 0
+        // and without a 'gogo: InterruptedException' line
+        Distribution d = Distribution.copy("bin-piped");
+        Distribution.Result r = d.runWithInput("dev:list\nnbd:exports\nexit\n");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue("dev:list ran: " + r, r.out().lines().anyMatch(l -> l.matches("wb0\\s+writeboost\\s+4\\.0 GiB\\s+active.*")));
+        assertTrue("nbd:exports ran: " + r, r.out().lines().anyMatch(l -> l.matches("wb0\\s+wb0\\s+127\\.0\\.0\\.1:10809.*serving.*")));
+        assertFalse("no shell errors: " + r, r.out().contains("gogo:") || r.err().contains("gogo:"));
+        assertFalse("no stack trace: " + r, r.out().contains("\tat ") || r.err().contains("\tat "));
+    }
+
+    @Test
     public void aFailingCommandStopsTheScriptWithOneLineOnStderr() {
         Distribution d = Distribution.copy("bin-bad");
         Distribution.Result r = d.run("--no-default-stack", "-c",

@@ -73,10 +73,23 @@ final class Distribution {
 
     /** Runs bin/strata with arguments from another working directory, waits (bounded) for it. */
     Result run(String... args) {
+        return runWithInput(null, args);
+    }
+
+    /** As {@link #run}, with {@code input} (if not null) on its standard input, as from a pipe. */
+    Result runWithInput(String input, String... args) {
         Path log = home.getParent();
         Path out = log.resolve("stdout.txt");
         Path err = log.resolve("stderr.txt");
-        Process p = start(args, ProcessBuilder.Redirect.to(out.toFile()), ProcessBuilder.Redirect.to(err.toFile()));
+        java.io.File stdin = new java.io.File("/dev/null");
+        if (input != null) {
+            try {
+                stdin = Files.writeString(log.resolve("stdin.txt"), input, StandardCharsets.UTF_8).toFile();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        Process p = start(args, ProcessBuilder.Redirect.to(out.toFile()), ProcessBuilder.Redirect.to(err.toFile()), stdin);
         try {
             if (!p.waitFor(RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
@@ -95,11 +108,15 @@ final class Distribution {
     }
 
     Process start(String[] args, ProcessBuilder.Redirect out, ProcessBuilder.Redirect err) {
+        return start(args, out, err, new java.io.File("/dev/null"));
+    }
+
+    Process start(String[] args, ProcessBuilder.Redirect out, ProcessBuilder.Redirect err, java.io.File stdin) {
         List<String> cmd = new ArrayList<>();
         cmd.add(home.resolve("bin/strata").toString());
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(home.getParent().toFile()).redirectOutput(out).redirectError(err)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                .redirectInput(ProcessBuilder.Redirect.from(stdin));
         pb.environment().remove("STRATA_NO_DEFAULT_STACK");
         pb.environment().remove("STRATA_TIMEOUT");
         try {

@@ -11,11 +11,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A RAM disk for tests: tracks which 64 KiB chunks were ever written (for extents), counts
  * flushes and FUA writes, and can be told to block reads at an offset (to force out-of-order
- * replies).
+ * replies). Requests are atomic with respect to each other (one lock over the contents), as
+ * the BlockDevice contract asks of sectors: two unsynchronized copies into the same bytes could
+ * leave a sector torn between two writers.
  */
 public final class MemoryDevice implements BlockDevice {
     public static final int CHUNK = 64 * 1024;
     private final ByteBuffer data;
+    private final Object contents = new Object();
     private final long size;
     private final BitSet allocated = new BitSet();
     private final boolean fastZero;
@@ -62,7 +65,9 @@ public final class MemoryDevice implements BlockDevice {
         }
         ByteBuffer src = data.duplicate();
         src.position((int) offset).limit((int) offset + dst.remaining());
-        dst.put(src);
+        synchronized (contents) {
+            dst.put(src);
+        }
     }
 
     @Override
@@ -71,7 +76,9 @@ public final class MemoryDevice implements BlockDevice {
         int n = src.remaining();
         ByteBuffer dst = data.duplicate();
         dst.position((int) offset);
-        dst.put(src);
+        synchronized (contents) {
+            dst.put(src);
+        }
         mark(offset, n, true);
         if ((flags & FUA) != 0) {
             fuaWrites.incrementAndGet();
@@ -117,8 +124,10 @@ public final class MemoryDevice implements BlockDevice {
         }
         lastZeroFlags.set(flags);
         zeroes.incrementAndGet();
-        for (long i = 0; i < length; i++) {
-            data.put((int) (offset + i), (byte) 0);
+        synchronized (contents) {
+            for (long i = 0; i < length; i++) {
+                data.put((int) (offset + i), (byte) 0);
+            }
         }
         if ((flags & NO_HOLE) == 0) {
             mark(offset, length, false);
@@ -149,7 +158,9 @@ public final class MemoryDevice implements BlockDevice {
     /** A copy of the bytes at [offset, offset+len). */
     public byte[] bytes(long offset, int len) {
         byte[] b = new byte[len];
-        data.duplicate().position((int) offset).get(b);
+        synchronized (contents) {
+            data.duplicate().position((int) offset).get(b);
+        }
         return b;
     }
 

@@ -3,6 +3,7 @@ package dev.strata.cache.writeboost.internal.daemon;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +11,12 @@ import org.slf4j.LoggerFactory;
  * A background loop around one {@link Task}: run it while it finds work, otherwise wait on the
  * owner's condition (signalled whenever the owner's state changes) for at most the idle interval.
  * Tests leave daemons unstarted and call {@link Task#runOnce()} themselves.
+ *
+ * <p>With an event counter (the owner increments it, under its lock, whenever it signals the
+ * condition), a signal that comes while the task runs is not lost: the loop reads the counter
+ * before each run and, after a run without work, waits only if the counter has not moved.
+ * Without one, such a signal is lost and the loop waits for the next signal or the idle
+ * interval (which for the flusher meant an idle cache device while writers waited for it).
  */
 public final class Daemon {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
@@ -26,10 +33,20 @@ public final class Daemon {
     private final ReentrantLock lock;
     private final Condition wake;
     private final long idleNanos;
+    private final LongSupplier events;
     private volatile boolean stopping;
     private Thread thread;
 
     public Daemon(String name, Task task, ReentrantLock lock, Condition wake, long idleMillis) {
+        this(name, task, lock, wake, idleMillis, null);
+    }
+
+    /**
+     * @param events the owner's event counter (read under {@code lock}; it increments it whenever
+     *               it signals {@code wake}), or null
+     */
+    public Daemon(String name, Task task, ReentrantLock lock, Condition wake, long idleMillis, LongSupplier events) {
+        this.events = events;
         this.name = name;
         this.task = task;
         this.lock = lock;
@@ -51,6 +68,8 @@ public final class Daemon {
         long backoff = 0;
         while (!stopping) {
             boolean worked;
+            boolean failed = false;
+            long seen = events == null ? 0 : events.getAsLong();
             try {
                 worked = task.runOnce();
                 backoff = 0;
@@ -60,12 +79,13 @@ public final class Daemon {
                 }
                 LOG.warn("{}: {}", name, t.toString());
                 worked = false;
+                failed = true;
                 backoff = Math.min(Math.max(backoff * 2, TimeUnit.MILLISECONDS.toNanos(50)), TimeUnit.SECONDS.toNanos(2));
             }
             if (!worked && !stopping) {
                 lock.lock();
                 try {
-                    if (!stopping) {
+                    if (!stopping && (failed || events == null || events.getAsLong() == seen)) {
                         wake.awaitNanos(Math.max(idleNanos, backoff));
                     }
                 } catch (InterruptedException e) {

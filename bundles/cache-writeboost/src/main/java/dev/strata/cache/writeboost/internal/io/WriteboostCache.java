@@ -185,6 +185,8 @@ public final class WriteboostCache implements Target {
     private final ReentrantLock flushLock = new ReentrantLock();
     private final ReentrantLock recordLock = new ReentrantLock();
     private volatile Tunables tunables;
+    /** Incremented (under {@code lock}) with every signal of {@code changed}: the daemons' wake-up counter. */
+    private volatile long events;
 
     // ---- log state (guarded by lock) ----
     private long headSid;
@@ -383,7 +385,6 @@ public final class WriteboostCache implements Target {
             bufs[i] = alignedBuffer(Layout.SEGMENT_SIZE);
         }
         // recovery
-        long[] dirtyCount = {0};
         Recovery.Result r = Recovery.run(cache, sb, rec, new Recovery.Sink() {
             @Override
             public void data(int loc, long block, int valid, boolean clean) {
@@ -415,17 +416,13 @@ public final class WriteboostCache implements Target {
         reclaimAnchorCrc = rec.reclaimedLastCrc();
         recordSeq = rec.sequence();
         recordedDurable = r.lastRecordId(); // nothing new to record until something is written
+        long dirtyCount = 0;
         for (int p = 0; p < nSeg; p++) {
             if (segSid[p] >= 0 && segSid[p] > lwb) {
-                for (int b = 1; b < SB; b++) {
-                    int loc = p * SB + b;
-                    if (map.owner(loc) >= 0 && !map.clean(loc)) {
-                        dirtyCount[0]++;
-                    }
-                }
+                dirtyCount += map.dirtyIn(p * SB + 1, p * SB + SB);
             }
         }
-        dirty = dirtyCount[0];
+        dirty = dirtyCount;
         nextRecordId = r.lastRecordId() + 1;
         lastSealedId = r.lastRecordId();
         lastWrittenId = r.lastRecordId();
@@ -451,10 +448,10 @@ public final class WriteboostCache implements Target {
         lastSyncNanos = lastRecordUpdateNanos;
         cache.flush(); // what recovery read is what later records will claim as durable
         String dev = name == null ? "writeboost" : name;
-        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000);
-        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100);
-        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000);
-        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000);
+        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000, () -> events);
+        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100, () -> events);
+        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", this::recordUpdaterRunOnce, lock, changed, 1000, () -> events);
+        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", this::syncRunOnce, lock, changed, 1000, () -> events);
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
                 dev, r.dirtyRecords(), dirty, map.size(), r.truncatedBy(), r.bytesRead());
         // read caching: the injector daemon, and the staging area if read caching is on
@@ -577,6 +574,12 @@ public final class WriteboostCache implements Target {
         }
     }
 
+    /** Wakes everything waiting on {@code changed}. Lock held. */
+    private void signal() {
+        events++;
+        changed.signalAll();
+    }
+
     private void fail(IOException e) {
         lock.lock();
         try {
@@ -584,7 +587,7 @@ public final class WriteboostCache implements Target {
                 failure = e;
                 LOG.error("{}: cache device failed: {}", name, e.toString());
             }
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -687,7 +690,7 @@ public final class WriteboostCache implements Target {
                         await(deadline, "writeback of the blocks being bypassed");
                     } catch (IOException e) {
                         bypassRanges.remove(range);
-                        changed.signalAll();
+                        signal();
                         throw e;
                     }
                 }
@@ -698,7 +701,7 @@ public final class WriteboostCache implements Target {
                     break;
                 }
                 bypassRanges.remove(range);
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -748,7 +751,7 @@ public final class WriteboostCache implements Target {
                 }
             } finally {
                 bypassRanges.remove(range);
-                changed.signalAll();
+                signal();
                 lock.unlock();
             }
         }
@@ -1108,7 +1111,7 @@ public final class WriteboostCache implements Target {
         } else {
             startRecordAt(next);
         }
-        changed.signalAll();
+        signal();
     }
 
     /** Closes the head segment: seals the open record and pads the rest. Lock held. */
@@ -1132,7 +1135,7 @@ public final class WriteboostCache implements Target {
         if (markerPushedFor != headSid) {
             queue.add(new Sealed(-1, headSid, 0, 0, 0, 0, false, false));
             markerPushedFor = headSid;
-            changed.signalAll();
+            signal();
         }
     }
 
@@ -1167,7 +1170,7 @@ public final class WriteboostCache implements Target {
                         waitingForReclaim = true;
                         reclaimWaiters++;
                     }
-                    changed.signalAll();
+                    signal();
                 } else if (waitingForReclaim) {
                     waitingForReclaim = false;
                     reclaimWaiters--;
@@ -1320,7 +1323,7 @@ public final class WriteboostCache implements Target {
                 queue.poll();
                 completedSid = Math.max(completedSid, s.sid);
                 writtenEnd = Math.max(writtenEnd, (s.sid + 1) * SB);
-                changed.signalAll();
+                signal();
                 return true;
             }
         } finally {
@@ -1349,7 +1352,7 @@ public final class WriteboostCache implements Target {
                 if (s.start + s.span >= SB - 1) {
                     segmentsWritten.increment();
                 }
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -1866,7 +1869,7 @@ public final class WriteboostCache implements Target {
                 lock.lock();
                 try {
                     wbCount = 0;
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -1884,7 +1887,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 wbCount = 0;
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -1911,7 +1914,7 @@ public final class WriteboostCache implements Target {
             if (dirty == 0 && forceWriteback && lwb >= headSid) {
                 forceWriteback = false;
             }
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -2129,7 +2132,7 @@ public final class WriteboostCache implements Target {
                 // a drop whose segment is reclaimed can no longer come back (left by a failed bypass)
                 unloggedDrops.removeIf(d -> d[1] <= reclaimSid);
                 lastRecordUpdateNanos = clock.nanoTime();
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }
@@ -2178,7 +2181,7 @@ public final class WriteboostCache implements Target {
                 try {
                     checkFailure();
                     forceWriteback = true;
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -2193,7 +2196,7 @@ public final class WriteboostCache implements Target {
                 tunables = tunables.with(key, value);
                 lock.lock();
                 try {
-                    changed.signalAll();
+                    signal();
                 } finally {
                     lock.unlock();
                 }
@@ -2219,7 +2222,7 @@ public final class WriteboostCache implements Target {
             pad();
             target = headSid;
             forceWriteback = true;
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -2238,7 +2241,7 @@ public final class WriteboostCache implements Target {
         lock.lock();
         try {
             forceWriteback = true;
-            changed.signalAll();
+            signal();
         } finally {
             lock.unlock();
         }
@@ -2341,7 +2344,7 @@ public final class WriteboostCache implements Target {
             lock.lock();
             try {
                 closed = true;
-                changed.signalAll();
+                signal();
             } finally {
                 lock.unlock();
             }

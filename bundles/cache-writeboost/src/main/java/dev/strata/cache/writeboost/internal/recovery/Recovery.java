@@ -57,6 +57,15 @@ public final class Recovery {
             String truncatedBy, long bytesRead) {
     }
 
+    /** A header block read ahead, and its decoded header (null if not intact). */
+    private record Header(ByteBuffer block, RecordHeader header) {
+    }
+
+    /** A little-endian header block buffer (the format's byte order: entry access needs no view). */
+    private static ByteBuffer block() {
+        return ByteBuffer.allocate(Layout.BLOCK).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+
     private static final class Pending {
         final RecordHeader header;
         final ByteBuffer block;
@@ -93,7 +102,7 @@ public final class Recovery {
         private final Superblock sb;
         private final long maxSid;
         private final java.util.concurrent.ExecutorService pool;
-        private final java.util.Map<Long, java.util.concurrent.Future<ByteBuffer>> pending = new java.util.HashMap<>();
+        private final java.util.Map<Long, java.util.concurrent.Future<Header>> pending = new java.util.HashMap<>();
         private final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
         private long last = Long.MIN_VALUE;
         private long next;
@@ -111,12 +120,16 @@ public final class Recovery {
             });
         }
 
-        /** The first block of segment {@code sid}, copied into {@code block}. */
-        void segmentStart(long sid, ByteBuffer block) throws IOException {
+        /**
+         * The first block of segment {@code sid}, copied into {@code block}, and its header
+         * decoded (null if not intact): the read-ahead threads also check the CRC, off the
+         * scanning thread.
+         */
+        RecordHeader segmentStart(long sid, ByteBuffer block) throws IOException {
             if (sid == last + 1) {
                 window = Math.min(MAX_WINDOW, Math.max(1, window * 2));
             } else {
-                for (java.util.concurrent.Future<ByteBuffer> f : pending.values()) {
+                for (java.util.concurrent.Future<Header> f : pending.values()) {
                     f.cancel(false);
                 }
                 pending.clear();
@@ -128,21 +141,23 @@ public final class Recovery {
             while (next < sid + window && next <= maxSid) {
                 long s = next++;
                 pending.put(s, pool.submit(() -> {
-                    ByteBuffer b = ByteBuffer.allocate(Layout.BLOCK);
+                    ByteBuffer b = block();
                     cache.read(offset(sb, (int) (s % sb.segmentCount()), 0), b);
                     bytes.addAndGet(Layout.BLOCK);
-                    return b;
+                    return new Header(b, RecordHeader.decode(b, 0));
                 }));
             }
-            java.util.concurrent.Future<ByteBuffer> f = pending.remove(sid);
+            java.util.concurrent.Future<Header> f = pending.remove(sid);
             block.clear();
             if (f == null) {
                 cache.read(offset(sb, (int) (sid % sb.segmentCount()), 0), block);
                 bytes.addAndGet(Layout.BLOCK);
-                return;
+                return RecordHeader.decode(block, 0);
             }
             try {
-                block.put(0, f.get(), 0, Layout.BLOCK);
+                Header h = f.get();
+                block.put(0, h.block(), 0, Layout.BLOCK);
+                return h.header();
             } catch (java.util.concurrent.ExecutionException e) {
                 Throwable c = e.getCause();
                 if (c instanceof IOException io) {
@@ -175,7 +190,7 @@ public final class Recovery {
         long n = sb.segmentCount();
         long uuid = sb.uuidHash();
         long[] bytes = {0};
-        ByteBuffer block = ByteBuffer.allocate(Layout.BLOCK);
+        ByteBuffer block = block();
 
         // 1. clean region
         long expectId = rec.reclaimedLastRecordId() + 1;
@@ -224,7 +239,7 @@ public final class Recovery {
                 break;
             }
             int phys = (int) (sid % n);
-            ByteBuffer copy = ByteBuffer.allocate(Layout.BLOCK);
+            ByteBuffer copy = block();
             copy.put(0, block, 0, Layout.BLOCK);
             pending.add(new Pending(h, copy, phys));
             maxDurable = Math.max(maxDurable, h.durableId());
@@ -288,7 +303,7 @@ public final class Recovery {
     private static RecordHeader readHeader(BlockDevice cache, Superblock sb, long sid, int blk, ByteBuffer block,
             long[] bytes, Prefetcher pf) throws IOException {
         if (blk == 0) {
-            pf.segmentStart(sid, block);
+            return pf.segmentStart(sid, block);
         } else {
             block.clear();
             cache.read(offset(sb, (int) (sid % sb.segmentCount()), blk), block);

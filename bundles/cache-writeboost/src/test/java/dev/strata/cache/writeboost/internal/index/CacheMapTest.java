@@ -7,13 +7,20 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class CacheMapTest {
 
-    @Test
-    void behavesLikeAMapUnderRandomOperations() {
+    /**
+     * Against a model; with the default fingerprint (19 bits here) and with 0, 1 and 2 bits, so
+     * that fingerprints collide all the time and the owner comparison must sort them out.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {31, 0, 1, 2})
+    void behavesLikeAMapUnderRandomOperations(int fingerprintBits) {
         int locations = 4096;
-        CacheMap m = new CacheMap(locations, locations);
+        CacheMap m = new CacheMap(locations, locations, fingerprintBits);
         Map<Long, Integer> model = new HashMap<>();
         Map<Integer, Long> owners = new HashMap<>();
         Random r = new Random(42);
@@ -82,5 +89,40 @@ class CacheMapTest {
         CacheMap m = new CacheMap(locations, segments * 255);
         double perBlock = (double) m.heapBytes() / (segments * 255);
         assertTrue(perBlock <= 20, "heap bytes per cached block: " + perBlock);
+    }
+
+    /** A full table (load 0.8) of a non-power-of-two size: every block found, removals keep the rest findable. */
+    @Test
+    void fullTableWithRemovals() {
+        int locations = 3 * 256 * 7;
+        int max = 3 * 255 * 7;
+        CacheMap m = new CacheMap(locations, max);
+        Random r = new Random(7);
+        Map<Long, Integer> model = new HashMap<>();
+        int loc = 0;
+        while (model.size() < max) {
+            long key = r.nextLong() & Long.MAX_VALUE;
+            if (model.containsKey(key)) {
+                continue;
+            }
+            m.put(key, loc, 0xFF, false);
+            model.put(key, loc);
+            loc++;
+        }
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            assertEquals(e.getValue(), m.get(e.getKey()));
+        }
+        int removed = 0;
+        for (var it = model.entrySet().iterator(); it.hasNext();) {
+            Map.Entry<Long, Integer> e = it.next();
+            if (removed++ % 3 == 0) {
+                assertEquals(e.getValue(), m.remove(e.getKey()));
+                it.remove();
+            }
+        }
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            assertEquals(e.getValue(), m.get(e.getKey()));
+        }
+        assertEquals(model.size(), m.size());
     }
 }

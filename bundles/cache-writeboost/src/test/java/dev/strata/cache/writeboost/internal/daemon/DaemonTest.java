@@ -1,0 +1,90 @@
+package dev.strata.cache.writeboost.internal.daemon;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.Test;
+
+class DaemonTest {
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private volatile long events;
+
+    private void signal() {
+        lock.lock();
+        try {
+            events++;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A signal that arrives while the task runs (after it looked for work and found none) must
+     * not be lost: the loop runs the task again instead of sleeping for the idle interval (an
+     * hour here, so the old behaviour fails the 30 s deadline). This was the flusher sleeping
+     * while the writers waited for it.
+     */
+    @Test
+    void aSignalDuringARunIsNotLost() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch again = new CountDownLatch(1);
+        Daemon d = new Daemon("test-daemon", () -> {
+            int n = runs.incrementAndGet();
+            if (n == 1) {
+                signal(); // work came in after the task decided there was none
+            } else {
+                again.countDown();
+            }
+            return false;
+        }, lock, changed, TimeUnit.HOURS.toMillis(1), () -> events);
+        d.start();
+        try {
+            assertTrue(again.await(30, TimeUnit.SECONDS), "the daemon slept through a signal that came while it ran");
+        } finally {
+            d.stop();
+        }
+        assertTrue(!d.running());
+    }
+
+    /** Without new events the loop waits; a signal wakes it (once per signal, not in a spin). */
+    @Test
+    void waitsUntilSignalled() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch first = new CountDownLatch(1);
+        CountDownLatch second = new CountDownLatch(1);
+        Daemon d = new Daemon("test-daemon", () -> {
+            int n = runs.incrementAndGet();
+            if (n == 1) {
+                first.countDown();
+            } else if (n == 2) {
+                second.countDown();
+            }
+            return false;
+        }, lock, changed, TimeUnit.HOURS.toMillis(1), () -> events);
+        d.start();
+        try {
+            assertTrue(first.await(30, TimeUnit.SECONDS));
+            // the daemon is (or will be) waiting: it has not seen an event since its first run
+            lock.lock();
+            try {
+                while (!lock.hasWaiters(changed)) {
+                    changed.await(10, TimeUnit.MILLISECONDS);
+                }
+            } finally {
+                lock.unlock();
+            }
+            assertEquals(1, runs.get(), "the daemon ran again without a signal");
+            signal();
+            assertTrue(second.await(30, TimeUnit.SECONDS));
+        } finally {
+            d.stop();
+        }
+    }
+}

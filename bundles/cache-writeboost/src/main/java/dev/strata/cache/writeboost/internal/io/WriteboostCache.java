@@ -1276,7 +1276,7 @@ public final class WriteboostCache implements Target {
         }
         if (needReclaim <= lwb && recordWanted < needReclaim) {
             recordWanted = needReclaim;
-            changed.signalAll();
+            signal();
         }
         return false;
     }

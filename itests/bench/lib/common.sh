@@ -95,16 +95,6 @@ group_cpu_ticks() {
           if (f[3] == g) t += f[12] + f[13] + f[14] + f[15] }
         END { printf "%d\n", t }'
 }
-# group_rchar PGID: bytes the group's processes have read (rchar of /proc/PID/io).
-group_rchar() {
-    local g=$1 pid t=0 r
-    for pid in $(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ line=$0; pid=$1; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " "); if (f[3]==g) print pid }'); do
-        r=$(awk '/^rchar:/ {print $2}' "/proc/$pid/io" 2>/dev/null)
-        t=$((t + ${r:-0}))
-    done
-    echo "$t"
-}
-
 # --- recording -------------------------------------------------------------------------
 # record WORKLOAD SYSTEM REP MIBS IOPS P99_US CPU_S BYTES SECONDS NOTE
 record() {

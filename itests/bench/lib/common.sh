@@ -56,12 +56,13 @@ port_in_use() {
 }
 # pick_port: sets PORT to a port on 127.0.0.1 that nothing listens on and that this run has
 # not handed out (call it in the main shell, not in $(...), so the hand-out is remembered).
-# BENCH_PORT_BASE (default 20000) is the bottom of the range it draws from.
+# It draws from BENCH_PORT_BASE (default 20000) .. BENCH_PORT_BASE + BENCH_PORT_RANGE - 1
+# (default 30000 ports).
 PORT=""
 pick_port() {
     local p i
-    for ((i = 0; i < 200; i++)); do
-        p=$((${BENCH_PORT_BASE:-20000} + RANDOM % 30000))
+    for ((i = 0; i < 500; i++)); do
+        p=$((${BENCH_PORT_BASE:-20000} + RANDOM % ${BENCH_PORT_RANGE:-30000}))
         [ -n "${USED_PORTS[$p]:-}" ] && continue
         port_in_use "$p" && continue
         USED_PORTS[$p]=1

@@ -59,11 +59,11 @@ strata_cmd() {
     local deadline=$((SECONDS + limit))
     # The shell prints its prompt ("strata> ") before each result; input is not echoed.
     while ! tail -c "+$((start + 1))" "$LOGS/strata.log" | grep -qE "(^|[>!] )${marker}[[:space:]]*\$"; do
-        if ((++i % 20 == 0)); then
+        if ((++i % 10 == 0)); then
             if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
             if ((SECONDS >= deadline)); then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
         fi
-        sleep 0.02
+        sleep 0.04
     done
     STRATA_OUT=$(tail -c "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
     printf '%s\t%6d ms\t%s\t%s\n' "$(date -u +%T)" $(($(now_ms) - t0)) "$line" "$(head -n 1 <<<"$STRATA_OUT")" >>"$LOGS/strata-commands.log"
@@ -111,12 +111,12 @@ strata_up() {
 }
 
 STRATA_WB_ARGS=${STRATA_WB_ARGS:-}
-# The writeboost system is a stack of generation N: slow device instance `wbN` (nbdkit),
-# its import `slowN` (nbd target), cache file device `wbcacheN`, writeboost `wbN`, exported
-# as `wb`. "fresh" retires the current generation and builds the next one. Removing a
-# writeboost device waits for the writeback batch it has in flight to the slow device (at
-# 5 ms per request, seconds), so the retired device is removed in the background (Gogo's
-# `&`) while other systems run, on its own slow instance, and reaped later.
+# The writeboost system is a stack of generation N: an import `slowN` (nbd target) of the
+# writeboost slow device, cache file device `wbcacheN`, writeboost `wbN`, exported as `wb`.
+# "fresh" retires the current generation and builds the next one. Removing a writeboost
+# device waits for the writeback batch it has in flight to the slow device (at 5 ms per
+# request, seconds), so the retired device is removed in the background (Gogo's `&`) while
+# the other systems run, and reaped (waited for) before the next generation is built.
 WB_GEN=0
 WB_PENDING=()  # retired generations whose removal was started in the background
 WB_LIVE=0      # 1 while generation WB_GEN is exported
@@ -128,12 +128,14 @@ strata_wb_create() { strata_wb_stack_create ""; }
 strata_wb_stack_create() {
     local extra=$1 g=$((WB_GEN + 1))
     WB_GEN=$g
-    slow_start "wb$g"
-    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb$g]}/" || return 1
+    # one slow-device instance for every generation (like the other systems' slow devices, it
+    # keeps what was written, so the memory behind it is allocated alike): a retired
+    # generation is reaped before the next one runs, so none of its writeback is left then
+    [ -n "${SLOW_PORT[wb]:-}" ] || slow_start wb
     rm -f "$DATA/wb-cache-$g.img"
-    strata_cmd "dev:create wbcache$g file path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true" || return 1
-    # shellcheck disable=SC2086
-    strata_cmd "dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
+    # one line, three commands (each one a round trip through the shell; Gogo stops at the
+    # first that fails and prints its error)
+    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g file path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
     strata_export "wb$g" wb
     WB_LIVE=1
 }
@@ -149,7 +151,7 @@ strata_wb_retire() {
 }
 
 # strata_wb_reap: wait for the background removals (deadline 10 min each), then remove the
-# rest of those stacks (cache file device, import, slow instance, cache file).
+# rest of those stacks (cache file device, import, cache file).
 strata_wb_reap() {
     local g i
     for g in "${WB_PENDING[@]}"; do
@@ -161,9 +163,7 @@ strata_wb_reap() {
         if grep -qE "(^|[[:space:]])wb$g([[:space:]]|\$)" <<<"$STRATA_OUT"; then
             strata_cmd "dev:remove wb$g" 600
         fi
-        strata_cmd "dev:remove wbcache$g" 60
-        strata_cmd "dev:remove slow$g" 60
-        stop_server "slow-wb$g"
+        strata_cmd "dev:remove wbcache$g ; dev:remove slow$g" 60
         rm -f "$DATA/wb-cache-$g.img"
     done
     WB_PENDING=()

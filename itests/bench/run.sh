@@ -90,7 +90,14 @@ cleanup() {
     [ $CLEANED -eq 1 ] && return
     CLEANED=1
     trap '' INT TERM
-    [ -n "${BG_PID:-}" ] && kill -TERM "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+    # fio catches SIGINT and can hang on a futex when a second signal lands while it stops:
+    # give it 3 s, then SIGKILL (never a bare `wait`)
+    if [ -n "${BG_PID:-}" ]; then
+        kill -TERM "$BG_PID" 2>/dev/null
+        local i
+        for ((i = 0; i < 30; i++)); do kill -0 "$BG_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$BG_PID" 2>/dev/null
+    fi
     stop_all_servers
     # Belt and braces: whatever group is still listed was started by us and not stopped.
     local g

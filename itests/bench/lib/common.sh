@@ -41,9 +41,20 @@ stop_server() {
     return 0
 }
 
+# stop_all_servers: TERM to every group at once, up to 10 s for all of them, then KILL.
 stop_all_servers() {
-    local n
-    for n in "${!PGIDS[@]}"; do stop_server "$n"; done
+    local n p i alive
+    for n in "${!PGIDS[@]}"; do
+        p=${PGIDS[$n]}
+        kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
+    done
+    for ((i = 0; i < 100; i++)); do
+        alive=0
+        for n in "${!PGIDS[@]}"; do kill -0 -- "-${PGIDS[$n]}" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.1
+    done
+    for n in "${!PGIDS[@]}"; do stop_server "$n" KILL; done
 }
 
 # --- ports -----------------------------------------------------------------------------

@@ -152,8 +152,8 @@ else
 fi
 
 # The part of each slow device the workloads write (its RAM allocated before anything is measured).
-SLOW_PREFILL=$(numfmt --to=iec "$(printf '%s\n' "$(numfmt --from=iec "$REGION")" "$(numfmt --from=iec "$IO_SEQ")" \
-    | sort -n | tail -n 1)")
+# (in bytes: fio does not take numfmt's "2.0G")
+SLOW_PREFILL=$(printf '%s\n' "$(numfmt --from=iec "$REGION")" "$(numfmt --from=iec "$IO_SEQ")" | sort -n | tail -n 1)
 
 ALL_WORKLOADS="randwrite-4k randwrite-512k sweep seqwrite-1m seqwrite-64m randread-4k mix-zipf writeback coldstart"
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -225,7 +225,7 @@ fi
     echo "nbdkit_cache_args=${NBDKIT_CACHE_ARGS:-(none)}"
     echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
     echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
-    echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s; the first $SLOW_PREFILL of every slow device written once before any measurement"
+    echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s; the first $(numfmt --to=iec "$SLOW_PREFILL") of every slow device written once before any measurement"
 } >"$RESULTS/meta.properties"
 
 # --- running ------------------------------------------------------------------------------------

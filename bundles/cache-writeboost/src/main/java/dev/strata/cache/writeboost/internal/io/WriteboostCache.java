@@ -265,6 +265,14 @@ public final class WriteboostCache implements Target {
     private volatile long wbRateBlocksPerSec;
     private volatile String lastWritebackError = "";
     private long lastRecordUpdateNanos;
+    /** When the cache device last finished a flush (clock time); see DURABLE_MARK_QUIET_NANOS. */
+    private volatile long lastCacheFlushNanos;
+    /**
+     * How long the log must stay quiet (no cache flush) after a flush before the record updater
+     * writes the durable mark; short enough that a crash soon after a workload's final flush finds
+     * it, long enough that a workload flushing continuously never pays for it.
+     */
+    static final long DURABLE_MARK_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
     private long lastSyncNanos;
     private final Recovery.Result recovered;
 
@@ -1459,6 +1467,7 @@ public final class WriteboostCache implements Target {
         }
         cacheFlushes.increment();
         lastFlushedId.accumulateAndGet(w, Math::max);
+        lastCacheFlushNanos = clock.nanoTime();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2031,8 +2040,15 @@ public final class WriteboostCache implements Target {
                 return false;
             }
             needed = recordWanted > reclaimSid ? recordWanted : Long.MIN_VALUE;
+            long now = clock.nanoTime();
             due = t.updateRecordInterval() > 0 && lwb > recordedLwb
-                    && clock.nanoTime() - lastRecordUpdateNanos >= TimeUnit.SECONDS.toNanos(t.updateRecordInterval());
+                    && now - lastRecordUpdateNanos >= TimeUnit.SECONDS.toNanos(t.updateRecordInterval());
+            // the durable mark: once the log has gone quiet after a flush, record how far it is
+            // durable. Otherwise the last records flushed are referred to by no later header, and
+            // recovery after a crash must read their data to check it (the whole log after a fill
+            // ended by one flush); with the mark it reads headers only
+            due |= recEntries == 0 && lastSealedId == lastWrittenId && lastWrittenId > recordedDurable
+                    && lastFlushedId.get() >= lastWrittenId && now - lastCacheFlushNanos >= DURABLE_MARK_QUIET_NANOS;
         } finally {
             lock.unlock();
         }

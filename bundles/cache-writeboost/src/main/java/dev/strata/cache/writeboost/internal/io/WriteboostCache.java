@@ -718,8 +718,10 @@ public final class WriteboostCache implements Target {
                 // staged read-cache copies of the range read before this point are stale (even
                 // if the op failed: it may have changed part of the range)
                 readCache.touchRange(from, to);
+                // even a failed op may have left data in the backing device's volatile cache, and
+                // a read may copy it into the log as a CLEAN entry: flush it before later records
+                backingFlushPending = true;
                 if (ok) {
-                    backingFlushPending = true;
                     if (invalidate) {
                         // The cached copies (dirty ones included) are stale from now on. Drop them from
                         // the map at once, before waiting for log space for the INVALIDATE entries:

@@ -447,6 +447,10 @@ public final class WriteboostCache implements Target {
         lastRecordUpdateNanos = clock.nanoTime();
         lastSyncNanos = lastRecordUpdateNanos;
         cache.flush(); // what recovery read is what later records will claim as durable
+        // the backing device may hold writes that are not durable yet (of a killed process, of the
+        // stack that used it before): the first record (which may copy such data as CLEAN entries)
+        // flushes it first
+        backingFlushPending = true;
         String dev = name == null ? "writeboost" : name;
         flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000, () -> events);
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100, () -> events);

@@ -1172,11 +1172,13 @@ public final class WriteboostCache implements Target {
                 if (needReclaim > lwb) {
                     // the log is full: writeback becomes urgent whatever writeback_threshold says.
                     // Waiting only for a log buffer is the cache device's pace and must not count
+                    // (signalled once, when this writer starts waiting: a signal at every wake-up
+                    // made waiting writers wake each other, and every daemon, in a busy loop)
                     if (!waitingForReclaim) {
                         waitingForReclaim = true;
                         reclaimWaiters++;
+                        signal();
                     }
-                    signal();
                 } else if (waitingForReclaim) {
                     waitingForReclaim = false;
                     reclaimWaiters--;

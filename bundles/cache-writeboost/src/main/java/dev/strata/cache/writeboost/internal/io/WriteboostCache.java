@@ -455,6 +455,10 @@ public final class WriteboostCache implements Target {
         lastRecordUpdateNanos = clock.nanoTime();
         lastSyncNanos = lastRecordUpdateNanos;
         cache.flush(); // what recovery read is what later records will claim as durable
+        // the backing device may hold writes that are not durable yet (of a killed process, of the
+        // stack that used it before): the first record (which may copy such data as CLEAN entries)
+        // flushes it first
+        backingFlushPending = true;
         String dev = name == null ? "writeboost" : name;
         flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000, () -> events);
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100, () -> events);
@@ -726,8 +730,10 @@ public final class WriteboostCache implements Target {
                 // staged read-cache copies of the range read before this point are stale (even
                 // if the op failed: it may have changed part of the range)
                 readCache.touchRange(from, to);
+                // even a failed op may have left data in the backing device's volatile cache, and
+                // a read may copy it into the log as a CLEAN entry: flush it before later records
+                backingFlushPending = true;
                 if (ok) {
-                    backingFlushPending = true;
                     if (invalidate) {
                         // The cached copies (dirty ones included) are stale from now on. Drop them from
                         // the map at once, before waiting for log space for the INVALIDATE entries:
@@ -1174,11 +1180,13 @@ public final class WriteboostCache implements Target {
                 if (needReclaim > lwb) {
                     // the log is full: writeback becomes urgent whatever writeback_threshold says.
                     // Waiting only for a log buffer is the cache device's pace and must not count
+                    // (signalled once, when this writer starts waiting: a signal at every wake-up
+                    // made waiting writers wake each other, and every daemon, in a busy loop)
                     if (!waitingForReclaim) {
                         waitingForReclaim = true;
                         reclaimWaiters++;
+                        signal();
                     }
-                    signal();
                 } else if (waitingForReclaim) {
                     waitingForReclaim = false;
                     reclaimWaiters--;

@@ -219,5 +219,21 @@ strata_coldstart() {
         | sed -nE 's/.* ([0-9]+) bytes read\).*/\1/p' | tail -n 1)
 }
 
+# strata_wait_durable_mark DEVICE SECONDS: waits until writeboost DEVICE has rewritten its
+# superblock record (record_updates grows) after the last flush, at most SECONDS.
+strata_wait_durable_mark() {
+    local dev=$1 limit=$2 before now deadline
+    strata_cmd "dev:status $dev" || return 1
+    before=$(status_value record_updates)
+    deadline=$((SECONDS + limit))
+    while ((SECONDS < deadline)); do
+        sleep 0.5
+        strata_cmd "dev:status $dev" || return 1
+        now=$(status_value record_updates)
+        [ -n "$now" ] && [ "$now" != "$before" ] && return 0
+    done
+    return 1
+}
+
 # status_value KEY: the value of KEY in the `dev:status` output in STRATA_OUT
 status_value() { awk -v k="$1" '$1 == k { print $2; exit }' <<<"$STRATA_OUT"; }

@@ -240,6 +240,12 @@ public final class WriteboostCache implements Target {
     /** The entries taken off the queue for the write in flight, in queue order, and their header CRCs. */
     private final Sealed[] batch = new Sealed[MAX_BATCH];
     private final int[] batchCrc = new int[MAX_BATCH];
+    /**
+     * Most bytes one flusher write covers: half the buffers (at least one segment), so that the
+     * writers fill the other half while it is in flight (double buffering) instead of all of them
+     * waiting for one write of every buffer.
+     */
+    private final int maxCoalesce;
     // ---- flush coordination ----
     private final AtomicLong lastFlushedId = new AtomicLong();
     private volatile long backingFlushedSeq;
@@ -391,6 +397,7 @@ public final class WriteboostCache implements Target {
         // from several of them with one I/O (see flusherRunOnce)
         this.ring = alignedBuffer(nb * Layout.SEGMENT_SIZE);
         this.bufs = new ByteBuffer[nb];
+        this.maxCoalesce = Math.max(1, nb / 2) * Layout.SEGMENT_SIZE;
         for (int i = 0; i < nb; i++) {
             bufs[i] = ring.slice(i * Layout.SEGMENT_SIZE, Layout.SEGMENT_SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         }
@@ -1323,7 +1330,7 @@ public final class WriteboostCache implements Target {
      * <p>Records that lie back to back both on the device and in the buffer ring (consecutive
      * records of a segment, the last record of a segment and the first of the next one, as long as
      * neither the segment area nor the ring wraps) are written with one I/O (coalescing; at most
-     * {@link #MAX_BATCH} queue entries, at most all buffers). Headers are sealed in record order
+     * {@link #MAX_BATCH} queue entries and half the buffers, see {@link #maxCoalesce}). Headers are sealed in record order
      * before the write, exactly as they would be one by one (the chain of header CRCs, the durable
      * id known at the time); the backing device is flushed first if any of them needs it. When the
      * write has completed, the entries complete in queue order, as if written one by one; on an
@@ -1361,7 +1368,7 @@ public final class WriteboostCache implements Target {
                     if (n == 0) {
                         devStart = dev;
                         memStart = mem;
-                    } else if (dev != devEnd || mem != memEnd) {
+                    } else if (dev != devEnd || mem != memEnd || mem + len - memStart > maxCoalesce) {
                         break;
                     }
                     devEnd = dev + len;

@@ -23,10 +23,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The flusher coalesces sealed records that are consecutive on the cache device into one write:
- * while one log write is held back by the device, the records sealed meanwhile (the rest of a
- * segment after a FLUSH-sealed partial record, then whole segments) go out as ONE write, and what
- * it wrote recovers exactly (headers chained, data at the right places).
+ * The flusher coalesces sealed records that are consecutive on the cache device into one write
+ * (of at most half the log buffers): while one log write is held back by the device, the records
+ * sealed meanwhile (the rest of a segment after a FLUSH-sealed partial record, then whole
+ * segments) go out as few large writes, and what they wrote recovers exactly (headers chained,
+ * data at the right places). A failed coalesced write fails the cache.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FlusherCoalescingTest {
@@ -107,7 +108,7 @@ class FlusherCoalescingTest {
         }));
         assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the flusher writes the first record");
         // the rest of segment 0 (header at block 6, 249 data blocks), then segments 1 and 2: all
-        // fit in the other 3 log buffers, so none of these writes waits for the held one
+        // fit in the other log buffers (at least 3), so none of these writes waits for the held one
         for (; i < 5 + 249 + 2 * 255; i++) {
             wb.write(blockOf(i) * BS, ByteBuffer.wrap(content(i)), 0);
         }
@@ -116,12 +117,34 @@ class FlusherCoalescingTest {
 
     @Test
     void recordsSealedDuringALogWriteGoOutAsOneWriteAndRecover() throws Exception {
+        // 8 buffers: one write may cover 4 segments, so everything sealed meanwhile goes out at once
+        List<long[]> w = fillHoldRecover(8);
+        assertEquals(2, w.size(), "log writes: the held record, then everything sealed meanwhile as one");
+        assertEquals((250L + 2 * 256) * BS, w.get(1)[1], "the rest of segment 0 and two whole segments in one write");
+    }
+
+    @Test
+    void oneWriteCoversAtMostHalfTheBuffers() throws Exception {
+        // 4 buffers: one write covers at most 2 MiB, so the writers can fill the other two meanwhile
+        List<long[]> w = fillHoldRecover(4);
+        assertEquals(3, w.size(), "log writes: the held record, then two coalesced writes");
+        assertEquals((250L + 256) * BS, w.get(1)[1], "the rest of segment 0 and segment 1 (2 MiB from segment 0's start)");
+        assertEquals(w.get(1)[0] + w.get(1)[1], w.get(2)[0], "the third write continues the second");
+        assertEquals(256L * BS, w.get(2)[1], "segment 2");
+    }
+
+    /**
+     * Holds the first log write while more is sealed, releases it, flushes, checks that the log
+     * writes are back to back, and that everything recovers from the image a power cut leaves.
+     */
+    static List<long[]> fillHoldRecover(int buffers) throws Exception {
         HeldCache cache = new HeldCache();
         MemDevice backing = new MemDevice("backing", 64L * MIB);
         WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, T,
-                WriteboostCache.Options.defaults().manual(), null);
+                WriteboostCache.Options.defaults().manual().withBuffers(buffers), null);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         MemDevice image;
+        List<long[]> w;
         int n;
         try {
             List<Future<?>> flushes = new ArrayList<>();
@@ -129,12 +152,16 @@ class FlusherCoalescingTest {
             cache.release.countDown();
             flushes.get(0).get(60, TimeUnit.SECONDS);
             wb.flush();
-            List<long[]> w = cache.writes();
-            assertEquals(2, w.size(), "log writes: the held record, then everything sealed meanwhile as one");
+            w = cache.writes();
             assertEquals(6L * BS, w.get(0)[1], "the FLUSH-sealed record: header and 5 blocks");
-            assertEquals(w.get(0)[0] + w.get(0)[1], w.get(1)[0], "the second write starts where the first ended");
-            assertEquals((250L + 2 * 255 + 2) * BS, w.get(1)[1],
-                    "the rest of segment 0 and two whole segments in one write");
+            long total = 0;
+            for (int i = 0; i < w.size(); i++) {
+                if (i > 0) {
+                    assertEquals(w.get(i - 1)[0] + w.get(i - 1)[1], w.get(i)[0], "log write " + i + " continues the previous one");
+                }
+                total += w.get(i)[1];
+            }
+            assertEquals(3L * 256 * BS, total, "segments 0, 1 and 2 written exactly once");
             image = cache.d.crash(new Random(1)); // everything was flushed: it must all survive
             wb.close();
         } finally {
@@ -152,6 +179,7 @@ class FlusherCoalescingTest {
         } finally {
             re.close();
         }
+        return w;
     }
 
     @Test

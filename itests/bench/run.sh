@@ -90,7 +90,14 @@ cleanup() {
     [ $CLEANED -eq 1 ] && return
     CLEANED=1
     trap '' INT TERM
-    [ -n "${BG_PID:-}" ] && kill -TERM "$BG_PID" 2>/dev/null && wait "$BG_PID" 2>/dev/null
+    # fio catches SIGINT and can hang on a futex when a second signal lands while it stops:
+    # give it 3 s, then SIGKILL (never a bare `wait`)
+    if [ -n "${BG_PID:-}" ]; then
+        kill -TERM "$BG_PID" 2>/dev/null
+        local i
+        for ((i = 0; i < 30; i++)); do kill -0 "$BG_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$BG_PID" 2>/dev/null
+    fi
     stop_all_servers
     # Belt and braces: whatever group is still listed was started by us and not stopped.
     local g
@@ -137,12 +144,16 @@ if [ $QUICK -eq 1 ]; then
 else
     MODE=full
     SLOW_SIZE=4G FILE_SIZE=4G CACHE_SIZE=4G
-    REGION=2G RUNTIME=8 READ_REGION=512M PREP_BS=16k
+    REGION=2G RUNTIME=5 READ_REGION=512M PREP_BS=16k
     IO_4K=256M IO_BIG=1536M IO_SEQ=2G
     SWEEP_BS="4k 8k 16k 32k 64k"
-    WB_REGION=64M WB_IO=32M
+    WB_REGION=32M WB_IO=16M
     COLD_FILL=3G COLD_BS=64k
 fi
+
+# The part of each slow device the workloads write (its RAM allocated before anything is measured).
+# (in bytes: fio does not take numfmt's "2.0G")
+SLOW_PREFILL=$(printf '%s\n' "$(numfmt --from=iec "$REGION")" "$(numfmt --from=iec "$IO_SEQ")" | sort -n | tail -n 1)
 
 ALL_WORKLOADS="randwrite-4k randwrite-512k sweep seqwrite-1m seqwrite-64m randread-4k mix-zipf writeback coldstart"
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -159,7 +170,7 @@ CACHES="strata-wb nbdkit-cache"
 declare -A SYSTEMS_OF=(
     [randwrite-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
     [randwrite-512k]="nbdkit-memory raw-fast raw-slow $CACHES"
-    [sweep]="nbdkit-memory raw-fast raw-slow $CACHES"
+    [sweep]="nbdkit-memory raw-fast $CACHES"
     [seqwrite-1m]="raw-slow raw-fast nbdkit-memory $CACHES $EXPORTS"
     [seqwrite-64m]="raw-slow raw-fast nbdkit-memory $CACHES"
     [randread-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
@@ -214,7 +225,7 @@ fi
     echo "nbdkit_cache_args=${NBDKIT_CACHE_ARGS:-(none)}"
     echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
     echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
-    echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s"
+    echo "sizes=slow device $SLOW_SIZE, file exports $FILE_SIZE, writeboost cache $CACHE_SIZE, random-write region $REGION, read region $READ_REGION, runtime cap ${RUNTIME}s; the first $(numfmt --to=iec "$SLOW_PREFILL") of every slow device written once before any measurement"
 } >"$RESULTS/meta.properties"
 
 # --- running ------------------------------------------------------------------------------------
@@ -280,9 +291,12 @@ io_workload() {
         for s in "${live[@]}"; do
             [ "$fresh" = each ] && sys_call "$s" fresh
             measure "$w" "$s" "$rep" "$job"
+            # a cache used up: start tearing it down now, while the other systems run
+            [ "$fresh" = each ] && retire "$s"
         done
     done
 }
+retire() { if declare -F "sys_$(fn "$1")_retire" >/dev/null; then sys_call "$1" retire; fi; }
 
 # writeback: dirty the cache with writeback-dirty.fio, then time the cache's writeback to
 # the slow device. The slow device alone runs the same job (direct, unsorted writes).
@@ -307,17 +321,28 @@ writeback_workload() {
                 progress "$w rep $rep/$REPS $s: $WB_IO written directly in ${secs}s"
                 continue
             fi
-            sys_call "$s" fresh
+            # writeboost: no background writeback (writeback_threshold=0) while it is dirtied,
+            # so that every dirty block is still dirty when the clock starts (nbdkit's cache
+            # filter writes back only on a flush anyway)
+            sys_call "$s" fresh writeback_threshold=0
             BENCH_REGION=$WB_REGION BENCH_IO=$WB_IO prep "$s" "$JOBS/writeback-dirty.fio" || {
                 record "$w" "$s" "$rep" "" "" "" "" "" "" "dirtying failed"; continue; }
-            local pg c0 c1
+            local pg c0 c1 note="" d0 w0 w1
+            if [ "$s" = strata-wb ]; then
+                strata_cmd "dev:status wb$WB_GEN"
+                d0=$(status_value dirty_blocks); w0=$(status_value writeback_writes)
+            fi
             pg=$(sys_call "$s" pg); c0=$(group_cpu_ticks "$pg"); t0=$(now_ms)
             if sys_call "$s" writeback; then
                 t1=$(now_ms); c1=$(group_cpu_ticks "$pg")
+                if [ "$s" = strata-wb ] && strata_cmd "dev:status wb$WB_GEN"; then
+                    w1=$(status_value writeback_writes)
+                    note="$d0 dirty blocks at the start, written back in $((w1 - w0)) writes"
+                fi
                 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}')
                 mibs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN{printf "%.2f", b/1048576/s}')
-                record "$w" "$s" "$rep" "$mibs" "" "" "$(awk -v a="$c0" -v b="$c1" -v hz="$CLK_TCK" 'BEGIN{printf "%.3f", (b-a)/hz}')" "$bytes" "$secs" ""
-                progress "$w rep $rep/$REPS $s: $WB_IO dirty written back in ${secs}s"
+                record "$w" "$s" "$rep" "$mibs" "" "" "$(awk -v a="$c0" -v b="$c1" -v hz="$CLK_TCK" 'BEGIN{printf "%.3f", (b-a)/hz}')" "$bytes" "$secs" "$note"
+                progress "$w rep $rep/$REPS $s: $WB_IO dirty written back in ${secs}s${note:+ ($note)}"
             else
                 record "$w" "$s" "$rep" "" "" "" "" "" "" "writeback failed"
                 progress "$w rep $rep/$REPS $s: writeback failed"
@@ -327,22 +352,25 @@ writeback_workload() {
 }
 
 # coldstart: fill the writeboost cache, kill the JVM, time the restart until the export
-# answers; the same with an empty cache gives the part that is recovery.
+# answers; the same with an empty cache gives the part that is recovery. The device runs
+# with writeback_threshold=0 so that no background writeback cleans the cache before the
+# kill or reads it after the restart: the cache device's read bytes after the restart are
+# then recovery's alone.
 coldstart_workload() {
-    local w=coldstart rep kind secs rchar
+    local w=coldstart rep kind
     if ! ensure_up strata-wb; then unavailable "$w" strata-wb; return; fi
     for ((rep = 1; rep <= REPS; rep++)); do
         for kind in empty full; do
             RUN_NO=$((RUN_NO + 1))
-            sys_strata_wb_fresh
+            sys_strata_wb_fresh writeback_threshold=0
+            strata_wb_reap  # nothing may be left to remove in the background at the kill
             if [ $kind = full ]; then
                 BENCH_REGION=$COLD_FILL BENCH_IO=$COLD_FILL BENCH_BS=$COLD_BS prep strata-wb "$JOBS/coldstart-fill.fio" || {
                     record "$w-$kind" strata-wb "$rep" "" "" "" "" "" "" "fill failed"; continue; }
             fi
             if strata_coldstart; then
-                secs=$COLD_SECS rchar=$COLD_RCHAR
-                record "$w-$kind" strata-wb "$rep" "" "" "" "" "$rchar" "$secs" ""
-                progress "$w rep $rep/$REPS strata-wb ($kind cache of $CACHE_SIZE): ready in ${secs}s, read $rchar bytes"
+                record "$w-$kind" strata-wb "$rep" "" "$COLD_ENGINE_READ" "" "" "$COLD_READ" "$COLD_SECS" ""
+                progress "$w rep $rep/$REPS strata-wb ($kind cache of $CACHE_SIZE): ready in ${COLD_SECS}s, $COLD_READ bytes read from the cache device (recovery's own count: ${COLD_ENGINE_READ:-?})"
             else
                 record "$w-$kind" strata-wb "$rep" "" "" "" "" "" "" "restart failed"
                 progress "$w rep $rep/$REPS strata-wb: restart failed (see $LOGS/strata.log)"
@@ -413,7 +441,9 @@ if wanted randwrite-512k; then
 fi
 if wanted sweep; then
     for bs in $SWEEP_BS; do
-        BENCH_REGION=$REGION BENCH_IO=$IO_BIG BENCH_BS=$bs io_workload "sweep@$bs" "$JOBS/sweep-randwrite.fio" each no
+        # shorter runs: five block sizes (the full run's longest workload otherwise)
+        BENCH_REGION=$REGION BENCH_IO=$IO_BIG BENCH_BS=$bs BENCH_RUNTIME=$(((RUNTIME + 1) / 2)) \
+            io_workload "sweep@$bs" "$JOBS/sweep-randwrite.fio" each no
     done
 fi
 if wanted seqwrite-1m; then
@@ -432,6 +462,7 @@ if wanted writeback; then writeback_workload; fi
 if wanted coldstart; then coldstart_workload; fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RESULTS/meta.properties"
+[ -n "$STRATA_HOME" ] && cp "$STRATA_HOME/var/log/strata.log" "$LOGS/strata-jvm.log" 2>/dev/null
 echo "elapsed_s=$(($(date +%s) - RUN_T0))" >>"$RESULTS/meta.properties"
 stop_all_servers
 

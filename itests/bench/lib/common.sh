@@ -41,9 +41,20 @@ stop_server() {
     return 0
 }
 
+# stop_all_servers: TERM to every group at once, up to 10 s for all of them, then KILL.
 stop_all_servers() {
-    local n
-    for n in "${!PGIDS[@]}"; do stop_server "$n"; done
+    local n p i alive
+    for n in "${!PGIDS[@]}"; do
+        p=${PGIDS[$n]}
+        kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
+    done
+    for ((i = 0; i < 100; i++)); do
+        alive=0
+        for n in "${!PGIDS[@]}"; do kill -0 -- "-${PGIDS[$n]}" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.1
+    done
+    for n in "${!PGIDS[@]}"; do stop_server "$n" KILL; done
 }
 
 # --- ports -----------------------------------------------------------------------------
@@ -56,12 +67,13 @@ port_in_use() {
 }
 # pick_port: sets PORT to a port on 127.0.0.1 that nothing listens on and that this run has
 # not handed out (call it in the main shell, not in $(...), so the hand-out is remembered).
-# BENCH_PORT_BASE (default 20000) is the bottom of the range it draws from.
+# It draws from BENCH_PORT_BASE (default 20000) .. BENCH_PORT_BASE + BENCH_PORT_RANGE - 1
+# (default 30000 ports).
 PORT=""
 pick_port() {
     local p i
-    for ((i = 0; i < 200; i++)); do
-        p=$((${BENCH_PORT_BASE:-20000} + RANDOM % 30000))
+    for ((i = 0; i < 500; i++)); do
+        p=$((${BENCH_PORT_BASE:-20000} + RANDOM % ${BENCH_PORT_RANGE:-30000}))
         [ -n "${USED_PORTS[$p]:-}" ] && continue
         port_in_use "$p" && continue
         USED_PORTS[$p]=1
@@ -95,16 +107,6 @@ group_cpu_ticks() {
           if (f[3] == g) t += f[12] + f[13] + f[14] + f[15] }
         END { printf "%d\n", t }'
 }
-# group_rchar PGID: bytes the group's processes have read (rchar of /proc/PID/io).
-group_rchar() {
-    local g=$1 pid t=0 r
-    for pid in $(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" '{ line=$0; pid=$1; sub(/^[0-9]+ \(.*\) /, "", line); split(line, f, " "); if (f[3]==g) print pid }'); do
-        r=$(awk '/^rchar:/ {print $2}' "/proc/$pid/io" 2>/dev/null)
-        t=$((t + ${r:-0}))
-    done
-    echo "$t"
-}
-
 # --- recording -------------------------------------------------------------------------
 # record WORKLOAD SYSTEM REP MIBS IOPS P99_US CPU_S BYTES SECONDS NOTE
 record() {

@@ -59,11 +59,11 @@ strata_cmd() {
     local deadline=$((SECONDS + limit))
     # The shell prints its prompt ("strata> ") before each result; input is not echoed.
     while ! tail -c "+$((start + 1))" "$LOGS/strata.log" | grep -qE "(^|[>!] )${marker}[[:space:]]*\$"; do
-        if ((++i % 20 == 0)); then
+        if ((++i % 10 == 0)); then
             if ! server_alive strata; then STRATA_OUT="the Strata JVM exited"; return 1; fi
             if ((SECONDS >= deadline)); then STRATA_OUT="timed out after ${limit}s: $line"; return 1; fi
         fi
-        sleep 0.02
+        sleep 0.04
     done
     STRATA_OUT=$(tail -c "+$((start + 1))" "$LOGS/strata.log" | tr -d '\r' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
     printf '%s\t%6d ms\t%s\t%s\n' "$(date -u +%T)" $(($(now_ms) - t0)) "$line" "$(head -n 1 <<<"$STRATA_OUT")" >>"$LOGS/strata-commands.log"
@@ -111,26 +111,62 @@ strata_up() {
 }
 
 STRATA_WB_ARGS=${STRATA_WB_ARGS:-}
-strata_wb_create() {
+# The writeboost system is a stack of generation N: an import `slowN` (nbd target) of the
+# writeboost slow device, cache file device `wbcacheN`, writeboost `wbN`, exported as `wb`.
+# "fresh" retires the current generation and builds the next one. Removing a writeboost
+# device waits for the writeback batch it has in flight to the slow device (at 5 ms per
+# request, seconds), so the retired device is removed in the background (Gogo's `&`) while
+# the other systems run, and reaped (waited for) before the next generation is built.
+WB_GEN=0
+WB_PENDING=()  # retired generations whose removal was started in the background
+WB_LIVE=0      # 1 while generation WB_GEN is exported
+
+strata_wb_create() { strata_wb_stack_create ""; }
+
+# strata_wb_stack_create EXTRA_ARGS: builds generation WB_GEN+1 (EXTRA_ARGS: writeboost
+# tunables for this generation only, e.g. writeback_threshold=0).
+strata_wb_stack_create() {
+    local extra=$1 g=$((WB_GEN + 1))
+    WB_GEN=$g
+    # one slow-device instance for every generation (like the other systems' slow devices, it
+    # keeps what was written, so the memory behind it is allocated alike): a retired
+    # generation is reaped before the next one runs, so none of its writeback is left then
     [ -n "${SLOW_PORT[wb]:-}" ] || slow_start wb
-    strata_cmd "dev:create slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/" || return 1
-    strata_wb_cache_create
+    rm -f "$DATA/wb-cache-$g.img"
+    # one line, three commands (each one a round trip through the shell; Gogo stops at the
+    # first that fails and prints its error)
+    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g file path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
+    strata_export "wb$g" wb
+    WB_LIVE=1
 }
 
-# The cache part only: a new, empty cache file and a writeboost device on it (the slow device
-# and its import stay; nothing writes to it once the old writeboost device is closed).
-strata_wb_cache_create() {
-    rm -f "$DATA/wb-cache.img"
-    strata_cmd "dev:create wbcache file path=$DATA/wb-cache.img size=$CACHE_SIZE create=true" || return 1
-    # shellcheck disable=SC2086
-    strata_cmd "dev:create wb writeboost backing=slow cache=wbcache $STRATA_WB_ARGS" 300 || return 1
-    strata_export wb wb
-}
-
-strata_wb_remove() {
+# strata_wb_retire: unexport the current generation and start removing it in the background.
+strata_wb_retire() {
+    [ "$WB_LIVE" -eq 1 ] || return 0
+    local g=$WB_GEN
+    WB_LIVE=0
     strata_cmd "nbd:unexport wb" 60
-    strata_cmd "dev:remove wb" 600
-    strata_cmd "dev:remove wbcache" 60
+    strata_cmd "dev:remove wb$g &" 30
+    WB_PENDING+=("$g")
+}
+
+# strata_wb_reap: wait for the background removals (deadline 10 min each), then remove the
+# rest of those stacks (cache file device, import, cache file).
+strata_wb_reap() {
+    local g i
+    for g in "${WB_PENDING[@]}"; do
+        for ((i = 0; i < 6000; i++)); do
+            strata_cmd "dev:list" 30 || break
+            grep -qE "(^|[[:space:]])wb$g([[:space:]]|\$)" <<<"$STRATA_OUT" || break
+            sleep 0.1
+        done
+        if grep -qE "(^|[[:space:]])wb$g([[:space:]]|\$)" <<<"$STRATA_OUT"; then
+            strata_cmd "dev:remove wb$g" 600
+        fi
+        strata_cmd "dev:remove wbcache$g ; dev:remove slow$g" 60
+        rm -f "$DATA/wb-cache-$g.img"
+    done
+    WB_PENDING=()
     return 0
 }
 
@@ -150,26 +186,38 @@ sys_strata_direct_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA
 sys_strata_direct_pg() { echo "${PGIDS[strata]:-}"; }
 
 sys_strata_wb_up() { strata_sys_up strata-wb; }
+# sys_strata_wb_fresh [EXTRA_ARGS]: a new, empty writeboost stack (see strata_wb_retire).
 sys_strata_wb_fresh() {
-    strata_wb_remove
-    strata_wb_cache_create || die "re-creating the writeboost device failed: $(head -c 400 <<<"$STRATA_OUT")"
+    [ "$WB_LIVE" -eq 0 ] || strata_wb_retire
+    strata_wb_reap
+    strata_wb_stack_create "${1:-}" || die "creating the writeboost device failed: $(head -c 400 <<<"$STRATA_OUT")"
 }
+sys_strata_wb_retire() { strata_wb_retire; }
 sys_strata_wb_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[wb]}/wb"; }
 sys_strata_wb_pg() { echo "${PGIDS[strata]:-}"; }
-sys_strata_wb_writeback() { strata_cmd "cache:writeback wb" 3600; }
+sys_strata_wb_writeback() { strata_cmd "cache:writeback wb$WB_GEN" 3600; }
 
 # Cold start: kill the JVM (as a power cut would: SIGKILL, nothing written on the way out),
 # start it again from the same home, and time until the writeboost export answers.
-# Sets COLD_SECS and COLD_RCHAR (bytes the JVM read meanwhile, jars included). Runs in the
-# main shell (never in $(...)): it replaces the JVM, whose group id cleanup must know.
-COLD_SECS="" COLD_RCHAR=""
+# Sets COLD_SECS, COLD_READ (bytes read from the cache device since the start: its
+# io_read_bytes in `dev:status`, counted by the device layer below writeboost) and
+# COLD_ENGINE_READ (what writeboost's recovery logs as read). Runs in the main shell (never
+# in $(...)): it replaces the JVM, whose group id cleanup must know.
+COLD_SECS="" COLD_READ="" COLD_ENGINE_READ=""
 strata_coldstart() {
-    local t0 t1 port=${STRATA_PORT[wb]}
+    local t0 t1 port=${STRATA_PORT[wb]} log=$STRATA_HOME/var/log/strata.log off=0
     stop_server strata KILL
+    [ -f "$log" ] && off=$(stat -c %s "$log")
     t0=$(now_ms)
     strata_start || return 1
     wait_nbd "nbd://127.0.0.1:$port/wb" 600 strata || return 1
     t1=$(now_ms)
     COLD_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b-a)/1000}')
-    COLD_RCHAR=$(group_rchar "${PGIDS[strata]}")
+    strata_cmd "dev:status wbcache$WB_GEN" || return 1
+    COLD_READ=$(status_value io_read_bytes)
+    COLD_ENGINE_READ=$(tail -c "+$((off + 1))" "$log" 2>/dev/null | grep -E " wb$WB_GEN: recovered " \
+        | sed -nE 's/.* ([0-9]+) bytes read\).*/\1/p' | tail -n 1)
 }
+
+# status_value KEY: the value of KEY in the `dev:status` output in STRATA_OUT
+status_value() { awk -v k="$1" '$1 == k { print $2; exit }' <<<"$STRATA_OUT"; }

@@ -31,11 +31,22 @@ slow_start() {
         start_server "slow-$inst" "$LOGS/slow-$inst.log" $(slow_cmd "$port")
         if wait_nbd "nbd://127.0.0.1:$port/" 20 "slow-$inst"; then
             SLOW_PORT[$inst]=$port
+            slow_prefill "$port"
             return 0
         fi
         stop_server "slow-$inst"
     done
     die "the slow device (nbdkit) did not start; see $LOGS/slow-$inst.log"
+}
+
+# slow_prefill PORT: write the start of a new slow device once (SLOW_PREFILL bytes, in 32 MiB
+# requests: a few delays), so that every instance has its RAM allocated over the regions the
+# workloads use: a never-written nbdkit memory disk is much slower to write (page faults,
+# sparse-array allocation), which would favour whichever instance happened to be written before.
+slow_prefill() {
+    [ -n "${SLOW_PREFILL:-}" ] || return 0
+    timeout 600 fio --name=prefill --ioengine=nbd --uri="nbd://127.0.0.1:$1/" --rw=write --bs=32m --iodepth=2 \
+        --size="$SLOW_PREFILL" >/dev/null 2>&1 || say "bench: pre-writing the slow device on port $1 failed (ignored)"
 }
 
 # start_nbd_server NAME URI_PATH CMD_WITH_@PORT@...: start a server on a fresh port, retrying

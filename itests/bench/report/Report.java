@@ -66,8 +66,13 @@ public class Report {
             + "merging neighbours turns many positioning delays into few; writing back in arrival order does not."),
         new Workload("coldstart", "Cold start of a full cache (after SIGKILL)", "", "s",
             "Time from starting the JVM to the export answering, with the cache full of dirty data versus empty; the "
-            + "difference is recovery. Bytes read by the JVM during start (rchar: jars included) show whether recovery "
-            + "reads only record headers or the whole cache."));
+            + "difference is recovery. Bytes read from the cache device are its `io_read_bytes` in `dev:status` right "
+            + "after the export answers (counted by the device layer, so neither the JVM's jars nor the page cache "
+            + "count); the device runs with writeback_threshold=0 so that background writeback neither cleans the cache "
+            + "before the kill nor reads it after the restart. Recovery's own count is the bytes read that writeboost "
+            + "logs (`recovered N log records … bytes read`). Reading only record headers costs 4 KiB per 1 MiB "
+            + "segment (0.4% of the cache); more means recovery read data: it checks the data CRC of every record "
+            + "that no later header or superblock record marks as flushed."));
 
     static final List<String> SYSTEM_ORDER = List.of("raw-fast", "raw-slow", "nbdkit-memory", "strata-wb", "nbdkit-cache",
         "strata-file", "nbdkit-file", "strata-direct", "qemu-nbd");
@@ -154,16 +159,17 @@ public class Report {
             if (rs.isEmpty()) continue;
             List<Double> mibs = new ArrayList<>(), iops = new ArrayList<>(), p99 = new ArrayList<>(), cpu = new ArrayList<>(),
                 secs = new ArrayList<>(), bytes = new ArrayList<>();
-            String note = "";
+            String note = "", measuredNote = "";
             int n = 0;
             for (Run r : rs) {
                 if (!r.note().isEmpty() && Double.isNaN(r.mibs()) && Double.isNaN(r.secs())) { note = r.note(); continue; }
                 n++;
+                if (!r.note().isEmpty()) measuredNote = r.note();
                 mibs.add(r.mibs()); iops.add(r.iops()); p99.add(r.p99()); secs.add(r.secs()); bytes.add(r.bytes());
                 if (!Double.isNaN(r.cpu()) && r.bytes() > 0) cpu.add(r.cpu() / (r.bytes() / (1024.0 * 1024 * 1024)));
             }
             out.add(new Cell(e.getKey(), n, median(mibs), median(iops), median(p99), median(cpu), median(secs), median(bytes),
-                n > 0 ? "" : note));
+                n > 0 ? measuredNote : note));
         }
         return out;
     }
@@ -350,17 +356,20 @@ public class Report {
         md.append("| target | measured | verdict |\n|---|---:|---|\n");
         target(md, runs, "writeboost: 4 KiB random writes over NBD ≥ 0.9 × nbdkit memory", "randwrite-4k", "strata-wb",
             "nbdkit-memory", "IOPS", 0.9);
-        target(md, runs, "writeboost: 64 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-64m", "strata-wb",
-            "raw-slow", "MiB/s", 0.95);
-        target(md, runs, "writeboost: 1 MiB sequential writes ≥ 0.95 × the slow device alone", "seqwrite-1m", "strata-wb",
-            "raw-slow", "MiB/s", 0.95);
+        target(md, runs, "writeboost: 64 MiB sequential writes ≥ 0.95 × the slow device alone (issue 5, performance 2)",
+            "seqwrite-64m", "strata-wb", "raw-slow", "MiB/s", 0.95);
+        info(md, runs, "writeboost: 1 MiB sequential writes vs the slow device alone (no target; the upstream review's "
+            + "dd bs=1M)", "seqwrite-1m", "strata-wb", "raw-slow", "MiB/s");
         Cell wb = find(cells(runs, "writeback"), "strata-wb");
         Cell direct = find(cells(runs, "writeback"), "raw-slow");
         if (wb != null && direct != null) {
             double r = wb.secs() / direct.secs();
-            md.append("| writeboost: writeback of random dirty blocks ≤ 0.5 × the time of writing them unsorted (fio's order, "
-                + "straight to the slow device) | ").append(String.format("%.2f×", r)).append(" | ")
-              .append(r <= 0.5 ? "met" : "missed").append(" |\n");
+            md.append("| writeboost: writeback of the same random dirty 4 KiB blocks vs writing them unsorted (fio's order) "
+                + "straight to the slow device (issue 5, performance 3 asks ≤ 0.5× on `spindle`, a seek model; this "
+                + "slow device charges 5 ms per request wherever it lands, so only merging neighbours can help, and "
+                + "with half the blocks of the region dirty about half of them have a dirty neighbour) | ")
+              .append(String.format("%.2f×", r)).append(" | ").append(r <= 0.5 ? "met" : "missed")
+              .append(" (target is for `spindle`: see the in-process section) |\n");
         } else {
             md.append("| writeboost: writeback ≤ 0.5 × unsorted | – | not measured |\n");
         }
@@ -369,12 +378,15 @@ public class Report {
         double cache = num(meta.getProperty("cache_bytes"));
         if (e != null && fl != null) {
             double extra = fl.secs() - e.secs();
-            md.append("| writeboost: cold start of a full cache ≤ 2 s (recovery: full minus empty start) | ")
-              .append(String.format("%.2f s", extra)).append(" | ").append(extra <= 2 ? "met" : "missed").append(" |\n");
+            md.append("| writeboost: cold start of a full cache ≤ 2 s (recovery: full minus empty start; JVM start "
+                + "excluded) | ").append(String.format("%.2f s", extra)).append(" | ").append(extra <= 2 ? "met" : "missed")
+              .append(" |\n");
             if (!Double.isNaN(cache)) {
-                double frac = (fl.bytes() - e.bytes()) / cache;
-                md.append("| writeboost: bytes read at start ≤ 1% of the cache (full minus empty start) | ")
-                  .append(String.format("%.1f%%", 100 * frac)).append(" | ").append(frac <= 0.01 ? "met" : "missed").append(" |\n");
+                double frac = fl.bytes() / cache;
+                md.append("| writeboost: bytes read at start ≤ 1% of the cache (bytes read from the cache device by a "
+                    + "start with the full cache: `io_read_bytes` of `dev:status`) | ")
+                  .append(String.format("%.2f%%", 100 * frac)).append(" | ").append(frac <= 0.01 ? "met" : "missed")
+                  .append(" |\n");
             }
         } else {
             md.append("| writeboost: cold start of a full cache ≤ 2 s, ≤ 1% read | – | not measured |\n");
@@ -397,6 +409,15 @@ public class Report {
         if (a == null || b == null) { md.append("– | not measured |\n"); return; }
         double r = metric(a, unit) / metric(b, unit);
         md.append(String.format("%.2f×", r)).append(" | ").append(r >= min ? "met" : "missed").append(" |\n");
+    }
+
+    /** A comparison without a target: the ratio, verdict "informative". */
+    static void info(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref, String unit) {
+        List<Cell> cs = cells(runs, workload);
+        Cell a = find(cs, sys), b = find(cs, ref);
+        md.append("| ").append(what).append(" | ");
+        if (a == null || b == null) { md.append("– | not measured |\n"); return; }
+        md.append(String.format("%.2f×", metric(a, unit) / metric(b, unit))).append(" | informative |\n");
     }
 
     static void cpuTarget(StringBuilder md, List<Run> runs, String what, String workload, String sys, String ref) {
@@ -468,12 +489,13 @@ public class Report {
         md.append("Fill: `itests/bench/jobs/coldstart-fill.fio` (").append(meta.getProperty("cold_fill", "?"))
           .append("), then `kill -KILL` of the JVM and a restart from the same home; time until `nbdinfo` gets an answer "
             + "from the writeboost export. \"empty\" is the same restart right after the device was created.\n\n");
-        md.append("| system | cache | start to ready, s | bytes read by the JVM during start | note |\n|---|---|---:|---:|---|\n");
+        md.append("| system | cache | start to ready, s | bytes read from the cache device | recovery's own count | note |\n"
+            + "|---|---|---:|---:|---:|---|\n");
         List<Cell> bars = new ArrayList<>();
         for (Cell c : empty) { md.append("| `").append(c.system()).append("` | empty | ").append(f(c.secs())).append(" | ")
-            .append(f(c.bytes())).append(" | ").append(c.note()).append(" |\n"); if (c.n() > 0) bars.add(new Cell(c.system() + " (empty)", c.n(), 0, 0, 0, 0, c.secs(), c.bytes(), "")); }
+            .append(f(c.bytes())).append(" | ").append(f(c.iops())).append(" | ").append(c.note()).append(" |\n"); if (c.n() > 0) bars.add(new Cell(c.system() + " (empty)", c.n(), 0, 0, 0, 0, c.secs(), c.bytes(), "")); }
         for (Cell c : full) { md.append("| `").append(c.system()).append("` | full | ").append(f(c.secs())).append(" | ")
-            .append(f(c.bytes())).append(" | ").append(c.note()).append(" |\n"); if (c.n() > 0) bars.add(new Cell(c.system() + " (full)", c.n(), 0, 0, 0, 0, c.secs(), c.bytes(), "")); }
+            .append(f(c.bytes())).append(" | ").append(f(c.iops())).append(" | ").append(c.note()).append(" |\n"); if (c.n() > 0) bars.add(new Cell(c.system() + " (full)", c.n(), 0, 0, 0, 0, c.secs(), c.bytes(), "")); }
         if (!bars.isEmpty()) {
             String png = "bench-coldstart.png";
             barChart(img.resolve(png), w.title(), "seconds to ready (lower is better)", bars, Cell::secs, "");
@@ -482,8 +504,10 @@ public class Report {
         Cell e = find(empty, "strata-wb"), fl = find(full, "strata-wb");
         md.append("\n").append(w.why());
         if (e != null && fl != null) {
-            md.append(String.format(" In this run recovery of the full cache added %.2f s to the start and %s bytes read.",
-                fl.secs() - e.secs(), f(fl.bytes() - e.bytes())));
+            double cache = num(meta.getProperty("cache_bytes"));
+            md.append(String.format(" In this run recovery of the full cache added %.2f s to the start and read %s bytes "
+                + "from the cache device (%.2f%% of the cache; the empty cache: %s bytes).",
+                fl.secs() - e.secs(), f(fl.bytes()), 100 * fl.bytes() / cache, f(e.bytes())));
         }
         md.append("\n\n");
     }

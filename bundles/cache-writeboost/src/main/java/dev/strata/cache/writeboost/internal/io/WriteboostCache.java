@@ -277,6 +277,14 @@ public final class WriteboostCache implements Target {
     private volatile long wbRateBlocksPerSec;
     private volatile String lastWritebackError = "";
     private long lastRecordUpdateNanos;
+    /** When the cache device last finished a flush (clock time); see DURABLE_MARK_QUIET_NANOS. */
+    private volatile long lastCacheFlushNanos;
+    /**
+     * How long the log must stay quiet (no cache flush) after a flush before the record updater
+     * writes the durable mark; short enough that a crash soon after a workload's final flush finds
+     * it, long enough that a workload flushing continuously never pays for it.
+     */
+    static final long DURABLE_MARK_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
     private long lastSyncNanos;
     private final Recovery.Result recovered;
 
@@ -464,6 +472,10 @@ public final class WriteboostCache implements Target {
         lastRecordUpdateNanos = clock.nanoTime();
         lastSyncNanos = lastRecordUpdateNanos;
         cache.flush(); // what recovery read is what later records will claim as durable
+        // the backing device may hold writes that are not durable yet (of a killed process, of the
+        // stack that used it before): the first record (which may copy such data as CLEAN entries)
+        // flushes it first
+        backingFlushPending = true;
         String dev = name == null ? "writeboost" : name;
         flusher = new Daemon("strata-writeboost-" + dev + "-flusher", this::flusherRunOnce, lock, changed, 1000, () -> events);
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", this::writebackRunOnce, lock, changed, 100, () -> events);
@@ -735,8 +747,10 @@ public final class WriteboostCache implements Target {
                 // staged read-cache copies of the range read before this point are stale (even
                 // if the op failed: it may have changed part of the range)
                 readCache.touchRange(from, to);
+                // even a failed op may have left data in the backing device's volatile cache, and
+                // a read may copy it into the log as a CLEAN entry: flush it before later records
+                backingFlushPending = true;
                 if (ok) {
-                    backingFlushPending = true;
                     if (invalidate) {
                         // The cached copies (dirty ones included) are stale from now on. Drop them from
                         // the map at once, before waiting for log space for the INVALIDATE entries:
@@ -1183,11 +1197,13 @@ public final class WriteboostCache implements Target {
                 if (needReclaim > lwb) {
                     // the log is full: writeback becomes urgent whatever writeback_threshold says.
                     // Waiting only for a log buffer is the cache device's pace and must not count
+                    // (signalled once, when this writer starts waiting: a signal at every wake-up
+                    // made waiting writers wake each other, and every daemon, in a busy loop)
                     if (!waitingForReclaim) {
                         waitingForReclaim = true;
                         reclaimWaiters++;
+                        signal();
                     }
-                    signal();
                 } else if (waitingForReclaim) {
                     waitingForReclaim = false;
                     reclaimWaiters--;
@@ -1527,6 +1543,7 @@ public final class WriteboostCache implements Target {
         }
         cacheFlushes.increment();
         lastFlushedId.accumulateAndGet(w, Math::max);
+        lastCacheFlushNanos = clock.nanoTime();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2099,8 +2116,15 @@ public final class WriteboostCache implements Target {
                 return false;
             }
             needed = recordWanted > reclaimSid ? recordWanted : Long.MIN_VALUE;
+            long now = clock.nanoTime();
             due = t.updateRecordInterval() > 0 && lwb > recordedLwb
-                    && clock.nanoTime() - lastRecordUpdateNanos >= TimeUnit.SECONDS.toNanos(t.updateRecordInterval());
+                    && now - lastRecordUpdateNanos >= TimeUnit.SECONDS.toNanos(t.updateRecordInterval());
+            // the durable mark: once the log has gone quiet after a flush, record how far it is
+            // durable. Otherwise the last records flushed are referred to by no later header, and
+            // recovery after a crash must read their data to check it (the whole log after a fill
+            // ended by one flush); with the mark it reads headers only
+            due |= recEntries == 0 && lastSealedId == lastWrittenId && lastWrittenId > recordedDurable
+                    && lastFlushedId.get() >= lastWrittenId && now - lastCacheFlushNanos >= DURABLE_MARK_QUIET_NANOS;
         } finally {
             lock.unlock();
         }

@@ -250,10 +250,8 @@ public final class WriteboostCache implements Target {
     private final AtomicLong lastFlushedId = new AtomicLong();
     private volatile long backingFlushedSeq;
 
-    // ---- sequential stream detection (racy on purpose, see sequential()) ----
-    private final long[] streamEnd = new long[8];
-    private final long[] streamLen = new long[8];
-    private int streamNext;
+    /** Sequential stream detection of writes (racy on purpose, see SequentialRuns). */
+    private final SequentialRuns writeRuns = new SequentialRuns();
 
     // ---- counters ----
     private final LongAdder readHits = new LongAdder();
@@ -659,30 +657,9 @@ public final class WriteboostCache implements Target {
         record(writeLatency, t0);
     }
 
-    /**
-     * Sequential stream detection over a few stream slots. Deliberately unsynchronised (it is on
-     * every write's path): a race only mis-detects a stream, which changes where a write goes,
-     * never what is read back.
-     */
+    /** Whether this write makes its sequential stream longer than {@code cutoff} bytes (0: never). */
     private boolean sequential(long offset, int len, long cutoff) {
-        if (cutoff <= 0) {
-            return false;
-        }
-        long[] ends = streamEnd;
-        long[] lens = streamLen;
-        for (int i = 0; i < ends.length; i++) {
-            if (ends[i] == offset && lens[i] > 0) {
-                long l = lens[i] + len;
-                lens[i] = l;
-                ends[i] = offset + len;
-                return l > cutoff;
-            }
-        }
-        int i = (streamNext + 1) & (ends.length - 1);
-        streamNext = i;
-        ends[i] = offset + len;
-        lens[i] = len;
-        return len > cutoff;
+        return cutoff > 0 && writeRuns.extend(offset, len) > cutoff;
     }
 
     /** An I/O on the backing device. */

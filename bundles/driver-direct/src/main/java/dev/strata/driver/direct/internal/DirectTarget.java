@@ -55,13 +55,22 @@ import org.slf4j.LoggerFactory;
 final class DirectTarget implements Target {
     private static final Logger LOG = LoggerFactory.getLogger(DirectTarget.class);
     static final String TYPE = "direct";
-    /** Largest bounce window and zero-copy piece. */
+    /** Largest bounce window. */
     static final int LARGE = 1 << 20;
+    /**
+     * Largest zero-copy piece: large I/O stays large (a writeboost flusher's multi-MiB log write is
+     * one system call), bounded so that a piece's granules never share a lock stripe.
+     */
+    static final int ZERO_COPY_PIECE = 32 << 20;
     /** Bounce buffers for requests whose window fits here (most small random I/O). */
     static final int SMALL = 64 << 10;
     static final int GRANULE_SHIFT = 16;
     static final int GRANULE = 1 << GRANULE_SHIFT;
     private static final int STRIPES = 1024;
+
+    static {
+        assert ZERO_COPY_PIECE / GRANULE <= STRIPES : "a zero-copy piece would lock a stripe twice";
+    }
     private static final byte[] ZERO_BYTES = new byte[SMALL];
 
     private final Path path;
@@ -261,7 +270,7 @@ final class DirectTarget implements Target {
             int limit = src.limit();
             try {
                 while (pos < end) {
-                    int len = (int) Math.min(LARGE, end - pos);
+                    int len = (int) Math.min(ZERO_COPY_PIECE, end - pos);
                     lock(pos, pos + len, false, false);
                     try {
                         src.limit(src.position() + len);

@@ -72,10 +72,8 @@ final class ReadCacheInjector {
     private long seq;
     private volatile boolean active;
 
-    // ---- sequential run detection of reads (racy on purpose, like the write side's) ----
-    private final long[] streamEnd = new long[8];
-    private final long[] streamLen = new long[8];
-    private int streamNext;
+    /** Sequential run detection of reads (racy on purpose, see SequentialRuns). */
+    private final SequentialRuns readRuns = new SequentialRuns();
 
     // ---- counters ----
     final LongAdder staged = new LongAdder();
@@ -114,30 +112,11 @@ final class ReadCacheInjector {
         if (len < BS) {
             return false; // no full block to stage (and a run of sub-block reads is not counted)
         }
-        if (run(offset, len) > (long) thresholdBlocks * BS) {
+        if (readRuns.extend(offset, len) > (long) thresholdBlocks * BS) {
             sequential.add((len + BS - 1) / BS);
             return false;
         }
         return true;
-    }
-
-    /** The length of the sequential run of reads ending with this one, in bytes. */
-    private long run(long offset, int len) {
-        long[] ends = streamEnd;
-        long[] lens = streamLen;
-        for (int i = 0; i < ends.length; i++) {
-            if (ends[i] == offset && lens[i] > 0) {
-                long l = lens[i] + len;
-                lens[i] = l;
-                ends[i] = offset + len;
-                return l;
-            }
-        }
-        int i = (streamNext + 1) & (ends.length - 1);
-        streamNext = i;
-        ends[i] = offset + len;
-        lens[i] = len;
-        return len;
     }
 
     /** The stamp a reader keeps from its index look-up on. Lock held. */

@@ -46,8 +46,8 @@ import org.slf4j.LoggerFactory;
  * <h2>The log</h2>
  * Writes are copied into the open record of the head segment's in-memory buffer and
  * acknowledged. A record is sealed when it is full, on FLUSH/FUA, or by the periodic sync; the
- * flusher writes sealed records to the cache device in order, each as one I/O (header and data
- * together). Segments are numbered by a monotonically increasing segment id ({@code sid}); a
+ * flusher writes sealed records to the cache device in order, header and data together, records
+ * that are consecutive on the device and in the buffer ring coalesced into one I/O. Segments are numbered by a monotonically increasing segment id ({@code sid}); a
  * segment's slot on the device is {@code sid % segmentCount}; its buffer is {@code sid % buffers}.
  * Progress is a handful of monotonically increasing ids:
  * <pre>
@@ -169,6 +169,7 @@ public final class WriteboostCache implements Target {
     private final int session;
     private final int nSeg;
     private final int nb;
+    private final ByteBuffer ring;
     private final ByteBuffer[] bufs;
     private final CacheMap map;
     private final long[] segSid;
@@ -234,14 +235,23 @@ public final class WriteboostCache implements Target {
 
     // ---- flusher-owned ----
     private int lastHeaderCrc;
+    /** Most queue entries (records and markers) one flusher write covers. */
+    static final int MAX_BATCH = 64;
+    /** The entries taken off the queue for the write in flight, in queue order, and their header CRCs. */
+    private final Sealed[] batch = new Sealed[MAX_BATCH];
+    private final int[] batchCrc = new int[MAX_BATCH];
+    /**
+     * Most bytes one flusher write covers: half the buffers (at least one segment), so that the
+     * writers fill the other half while it is in flight (double buffering) instead of all of them
+     * waiting for one write of every buffer.
+     */
+    private final int maxCoalesce;
     // ---- flush coordination ----
     private final AtomicLong lastFlushedId = new AtomicLong();
     private volatile long backingFlushedSeq;
 
-    // ---- sequential stream detection (racy on purpose, see sequential()) ----
-    private final long[] streamEnd = new long[8];
-    private final long[] streamLen = new long[8];
-    private int streamNext;
+    /** Sequential stream detection of writes (racy on purpose, see SequentialRuns). */
+    private final SequentialRuns writeRuns = new SequentialRuns();
 
     // ---- counters ----
     private final LongAdder readHits = new LongAdder();
@@ -388,9 +398,14 @@ public final class WriteboostCache implements Target {
         this.segLastId = new long[nSeg];
         this.segLastCrc = new int[nSeg];
         this.segGen = new int[nSeg];
+        // the buffers are consecutive slices of one ring, so the buffers of consecutive segments are
+        // consecutive in memory (except where the ring wraps) and the flusher can write records
+        // from several of them with one I/O (see flusherRunOnce)
+        this.ring = alignedBuffer(nb * Layout.SEGMENT_SIZE);
         this.bufs = new ByteBuffer[nb];
+        this.maxCoalesce = Math.max(1, nb / 2) * Layout.SEGMENT_SIZE;
         for (int i = 0; i < nb; i++) {
-            bufs[i] = alignedBuffer(Layout.SEGMENT_SIZE);
+            bufs[i] = ring.slice(i * Layout.SEGMENT_SIZE, Layout.SEGMENT_SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         }
         // recovery
         Recovery.Result r = Recovery.run(cache, sb, rec, new Recovery.Sink() {
@@ -642,30 +657,9 @@ public final class WriteboostCache implements Target {
         record(writeLatency, t0);
     }
 
-    /**
-     * Sequential stream detection over a few stream slots. Deliberately unsynchronised (it is on
-     * every write's path): a race only mis-detects a stream, which changes where a write goes,
-     * never what is read back.
-     */
+    /** Whether this write makes its sequential stream longer than {@code cutoff} bytes (0: never). */
     private boolean sequential(long offset, int len, long cutoff) {
-        if (cutoff <= 0) {
-            return false;
-        }
-        long[] ends = streamEnd;
-        long[] lens = streamLen;
-        for (int i = 0; i < ends.length; i++) {
-            if (ends[i] == offset && lens[i] > 0) {
-                long l = lens[i] + len;
-                lens[i] = l;
-                ends[i] = offset + len;
-                return l > cutoff;
-            }
-        }
-        int i = (streamNext + 1) & (ends.length - 1);
-        streamNext = i;
-        ends[i] = offset + len;
-        lens[i] = len;
-        return len > cutoff;
+        return cutoff > 0 && writeRuns.extend(offset, len) > cutoff;
     }
 
     /** An I/O on the backing device. */
@@ -1323,15 +1317,32 @@ public final class WriteboostCache implements Target {
     // ------------------------------------------------------------------------------------------
     // flusher
 
-    /** Writes the oldest sealed record to the cache device. Returns false when there is none. */
+    /**
+     * Writes the oldest sealed records to the cache device. Returns false when there is none.
+     *
+     * <p>Records that lie back to back both on the device and in the buffer ring (consecutive
+     * records of a segment, the last record of a segment and the first of the next one, as long as
+     * neither the segment area nor the ring wraps) are written with one I/O (coalescing; at most
+     * {@link #MAX_BATCH} queue entries and half the buffers, see {@link #maxCoalesce}). Headers are sealed in record order
+     * before the write, exactly as they would be one by one (the chain of header CRCs, the durable
+     * id known at the time); the backing device is flushed first if any of them needs it. When the
+     * write has completed, the entries complete in queue order, as if written one by one; on an
+     * error none of them completes and the cache fails. The entries are taken off the queue
+     * before the write; only the flusher ever removes entries, and nothing else reads the queue.
+     */
     public boolean flusherRunOnce() throws IOException {
-        Sealed s;
+        int n = 0;
+        boolean backingFlush = false;
+        long devStart = 0;
+        long devEnd = 0;
+        int memStart = 0;
+        int memEnd = 0;
         lock.lock();
         try {
             if (failure != null) {
                 return false;
             }
-            s = queue.peek();
+            Sealed s = queue.peek();
             if (s == null) {
                 return false;
             }
@@ -1342,31 +1353,63 @@ public final class WriteboostCache implements Target {
                 signal();
                 return true;
             }
+            while (s != null && n < MAX_BATCH) {
+                if (!s.marker()) {
+                    long dev = segOffset(phys(s.sid)) + (long) s.start * BS;
+                    int mem = (int) Math.floorMod(s.sid, (long) nb) * Layout.SEGMENT_SIZE + s.start * BS;
+                    int len = s.pad ? BS : (1 + s.data) * BS;
+                    if (n == 0) {
+                        devStart = dev;
+                        memStart = mem;
+                    } else if (dev != devEnd || mem != memEnd || mem + len - memStart > maxCoalesce) {
+                        break;
+                    }
+                    devEnd = dev + len;
+                    memEnd = mem + len;
+                    backingFlush |= s.needsBackingFlush;
+                }
+                batch[n++] = queue.poll();
+                s = queue.peek();
+            }
         } finally {
             lock.unlock();
         }
         try {
-            if (s.needsBackingFlush) {
+            if (backingFlush) {
                 backing.flush();
             }
-            ByteBuffer buf = bufs[(int) Math.floorMod(s.sid, (long) nb)];
-            int base = s.start * BS;
-            int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
-            int crc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id, s.sid,
-                    lastFlushedId.get(), lastHeaderCrc, dataCrc, s.span, s.start, session, uuidHash);
-            int len = s.pad ? BS : (1 + s.data) * BS;
-            cache.write(segOffset(phys(s.sid)) + base, buf.duplicate().limit(base + len).position(base), 0);
-            lastHeaderCrc = crc;
+            int prevCrc = lastHeaderCrc;
+            for (int i = 0; i < n; i++) {
+                Sealed s = batch[i];
+                if (s.marker()) {
+                    continue;
+                }
+                ByteBuffer buf = bufs[(int) Math.floorMod(s.sid, (long) nb)];
+                int base = s.start * BS;
+                int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
+                prevCrc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id,
+                        s.sid, lastFlushedId.get(), prevCrc, dataCrc, s.span, s.start, session, uuidHash);
+                batchCrc[i] = prevCrc;
+            }
+            cache.write(devStart, ring.duplicate().limit(memEnd).position(memStart), 0);
+            lastHeaderCrc = prevCrc;
             lock.lock();
             try {
-                queue.poll();
-                lastWrittenId = s.id;
-                if (segSid[phys(s.sid)] == s.sid) {
-                    segLastCrc[phys(s.sid)] = crc;
-                }
-                writtenEnd = Math.max(writtenEnd, s.sid * SB + s.start + s.span);
-                if (s.start + s.span >= SB - 1) {
-                    segmentsWritten.increment();
+                for (int i = 0; i < n; i++) {
+                    Sealed s = batch[i];
+                    if (s.marker()) {
+                        completedSid = Math.max(completedSid, s.sid);
+                        writtenEnd = Math.max(writtenEnd, (s.sid + 1) * SB);
+                        continue;
+                    }
+                    lastWrittenId = s.id;
+                    if (segSid[phys(s.sid)] == s.sid) {
+                        segLastCrc[phys(s.sid)] = batchCrc[i];
+                    }
+                    writtenEnd = Math.max(writtenEnd, s.sid * SB + s.start + s.span);
+                    if (s.start + s.span >= SB - 1) {
+                        segmentsWritten.increment();
+                    }
                 }
                 signal();
             } finally {
@@ -1376,6 +1419,8 @@ public final class WriteboostCache implements Target {
         } catch (IOException e) {
             fail(e);
             throw e;
+        } finally {
+            Arrays.fill(batch, 0, n, null);
         }
     }
 

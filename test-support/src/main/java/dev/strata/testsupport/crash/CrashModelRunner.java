@@ -123,34 +123,12 @@ public final class CrashModelRunner {
 
     private void apply(CrashOp op) throws IOException {
         int spu = workload.sectorsPerUnit();
-        if (op instanceof CrashOp.Write w) {
-            long[] tokens = Patterns.tokens(++writeIds, w.unit() * spu, w.count() * spu);
-            target.write((long) w.unit() * workload.unitSize(), Patterns.buffer(tokens), w.fua() ? BlockDevice.FUA : 0);
-            model.write(w.unit() * spu, tokens, w.fua());
-            if (logModel != null) {
-                logModel.write(w.unit() * spu, tokens, w.fua());
-            }
-        } else if (op instanceof CrashOp.Zero z) {
-            target.writeZeroes((long) z.unit() * workload.unitSize(), (long) z.count() * workload.unitSize(),
-                    z.fua() ? BlockDevice.FUA : 0);
-            model.zero(z.unit() * spu, z.count() * spu, z.fua());
-            if (logModel != null) {
-                logModel.zero(z.unit() * spu, z.count() * spu, z.fua());
-            }
-        } else if (op instanceof CrashOp.Discard d) {
-            target.discard((long) d.unit() * workload.unitSize(), (long) d.count() * workload.unitSize());
-            model.discard(d.unit() * spu, d.count() * spu);
-            if (logModel != null) {
-                logModel.discard(d.unit() * spu, d.count() * spu);
-            }
+        IssuedOp issued = IssuedOp.of(op, workload, op instanceof CrashOp.Write ? ++writeIds : 0);
+        if (issued != null) {
+            issued.issueTo(target, workload);
+            issued.acknowledge(model, logModel);
         } else if (op instanceof CrashOp.Read r) {
             checkReadable(r.unit() * spu, r.count() * spu, "read");
-        } else if (op instanceof CrashOp.Flush) {
-            target.flush();
-            model.flush();
-            if (logModel != null) {
-                logModel.flush();
-            }
         } else if (op instanceof CrashOp.Background) {
             subject.background(target);
         } else if (op instanceof CrashOp.Restart) {
@@ -189,26 +167,16 @@ public final class CrashModelRunner {
         stats.crash(pc.mode());
         stats.powerCut();
         PowerSwitch power = new PowerSwitch(devices, pc.afterRequests(), pc.mode(), random(pc.seed())).arm();
-        int spu = workload.sectorsPerUnit();
         CrashOp op = pc.op();
         int first = -1;
         long[] tokens = null;
         boolean completed;
         try {
-            if (op instanceof CrashOp.Write w) {
-                first = w.unit() * spu;
-                tokens = Patterns.tokens(++writeIds, first, w.count() * spu);
-                target.write((long) w.unit() * workload.unitSize(), Patterns.buffer(tokens), w.fua() ? BlockDevice.FUA : 0);
-            } else if (op instanceof CrashOp.Zero z) {
-                first = z.unit() * spu;
-                tokens = new long[z.count() * spu];
-                target.writeZeroes((long) z.unit() * workload.unitSize(), (long) z.count() * workload.unitSize(), z.fua() ? BlockDevice.FUA : 0);
-            } else if (op instanceof CrashOp.Discard d) {
-                first = d.unit() * spu;
-                tokens = new long[d.count() * spu];
-                target.discard((long) d.unit() * workload.unitSize(), (long) d.count() * workload.unitSize());
-            } else if (op instanceof CrashOp.Flush) {
-                target.flush();
+            IssuedOp issued = IssuedOp.of(op, workload, op instanceof CrashOp.Write ? ++writeIds : 0);
+            if (issued != null) {
+                tokens = issued.tokens();
+                first = tokens == null ? -1 : issued.firstSector(); // a flush changes no sector
+                issued.issueTo(target, workload);
             } else if (op instanceof CrashOp.Restart) {
                 target.close();
                 target = null;
@@ -227,27 +195,7 @@ public final class CrashModelRunner {
         }
         power.trip();
         if (completed) {
-            if (op instanceof CrashOp.Write w) {
-                model.write(first, tokens, w.fua());
-                if (logModel != null) {
-                    logModel.write(first, tokens, w.fua());
-                }
-            } else if (op instanceof CrashOp.Zero z) {
-                model.zero(first, tokens.length, z.fua());
-                if (logModel != null) {
-                    logModel.zero(first, tokens.length, z.fua());
-                }
-            } else if (op instanceof CrashOp.Discard) {
-                model.discard(first, tokens.length);
-                if (logModel != null) {
-                    logModel.discard(first, tokens.length);
-                }
-            } else {
-                model.flush();
-                if (logModel != null) {
-                    logModel.flush();
-                }
-            }
+            IssuedOp.acknowledge(op, first, tokens, model, logModel);
             recover(pc, -1, null);
         } else {
             if (tokens != null) {

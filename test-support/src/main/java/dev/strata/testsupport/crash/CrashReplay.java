@@ -140,20 +140,11 @@ public final class CrashReplay {
                 long start = log.position();
                 int first = 0;
                 long[] tokens = null;
-                if (op instanceof CrashOp.Write w) {
-                    first = w.unit() * spu;
-                    tokens = Patterns.tokens(++writeIds, first, w.count() * spu);
-                    target.write((long) w.unit() * workload.unitSize(), Patterns.buffer(tokens), w.fua() ? BlockDevice.FUA : 0);
-                } else if (op instanceof CrashOp.Zero z) {
-                    first = z.unit() * spu;
-                    tokens = new long[z.count() * spu];
-                    target.writeZeroes((long) z.unit() * workload.unitSize(), (long) z.count() * workload.unitSize(), z.fua() ? BlockDevice.FUA : 0);
-                } else if (op instanceof CrashOp.Discard d) {
-                    first = d.unit() * spu;
-                    tokens = new long[d.count() * spu];
-                    target.discard((long) d.unit() * workload.unitSize(), (long) d.count() * workload.unitSize());
-                } else if (op instanceof CrashOp.Flush) {
-                    target.flush();
+                IssuedOp issued = IssuedOp.of(op, workload, op instanceof CrashOp.Write ? ++writeIds : 0);
+                if (issued != null) {
+                    issued.issueTo(target, workload);
+                    first = issued.firstSector();
+                    tokens = issued.tokens();
                 } else if (op instanceof CrashOp.Background) {
                     subject.background(target);
                 } else if (op instanceof CrashOp.Restart) {
@@ -267,27 +258,6 @@ public final class CrashReplay {
     }
 
     private static void applyAcknowledged(Applied a, ReferenceModel model, LogModel logModel) {
-        CrashOp op = a.op();
-        if (op instanceof CrashOp.Write w) {
-            model.write(a.firstSector(), a.tokens(), w.fua());
-            if (logModel != null) {
-                logModel.write(a.firstSector(), a.tokens(), w.fua());
-            }
-        } else if (op instanceof CrashOp.Zero z) {
-            model.zero(a.firstSector(), a.tokens().length, z.fua());
-            if (logModel != null) {
-                logModel.zero(a.firstSector(), a.tokens().length, z.fua());
-            }
-        } else if (op instanceof CrashOp.Discard) {
-            model.discard(a.firstSector(), a.tokens().length);
-            if (logModel != null) {
-                logModel.discard(a.firstSector(), a.tokens().length);
-            }
-        } else if (op instanceof CrashOp.Flush || op instanceof CrashOp.Restart) {
-            model.flush();
-            if (logModel != null) {
-                logModel.flush();
-            }
-        }
+        IssuedOp.acknowledge(a.op(), a.firstSector(), a.tokens(), model, logModel);
     }
 }

@@ -26,6 +26,13 @@ public interface DeviceManager {
      */
     void remove(String name) throws IOException;
 
+    /**
+     * {@link #remove(String)}, and with {@code force} also a device whose target holds data its
+     * lower devices do not (dirty blocks): the data is stranded on its cache device. Without
+     * {@code force} such a removal is refused with the dirty count and the safe command.
+     */
+    void remove(String name, boolean force) throws IOException;
+
     List<DeviceInfo> list();
 
     Optional<DeviceInfo> info(String name);
@@ -33,8 +40,14 @@ public interface DeviceManager {
     /** The target's status counters, prefixed by the device's own (state, I/O counts). */
     Map<String, String> status(String name) throws IOException;
 
-    /** Passes a tunable to the device's target. */
+    /** Passes a tunable to the device's target and persists it in the device's definition. */
     void message(String name, String key, String value) throws IOException;
+
+    /**
+     * Passes a tunable to the device's target; with {@code persist} it is also kept in the
+     * device's definition (survives restart and reload), without it is a one-off.
+     */
+    void message(String name, String key, String value, boolean persist) throws IOException;
 
     /** Closes the gate (new I/O waits), drains in-flight I/O, then suspends the target. */
     void suspend(String name) throws IOException;
@@ -49,11 +62,38 @@ public interface DeviceManager {
     DeviceInfo reload(String name, String type, Map<String, String> arguments) throws IOException;
 
     /**
+     * {@link #reload(String, String, Map)}; a reload that would drop data the old target holds
+     * and the new one cannot adopt (see {@link TargetFactory#adopts}) is refused unless
+     * {@code force}.
+     */
+    DeviceInfo reload(String name, String type, Map<String, String> arguments, boolean force) throws IOException;
+
+    /**
      * Opens a device for use by {@code holder} (e.g. {@code nbd:export1}). While any handle is
      * open the device cannot be removed. I/O through the handle passes the device's gate, so it
      * waits (never fails) while the device is suspended or its target is being updated.
      */
     DeviceHandle open(String name, String holder);
+
+    /**
+     * Runs {@code call} with the device's current target seen as a {@code type} (e.g.
+     * {@link CacheTarget}). The target is not closed, reloaded or swapped while the call runs;
+     * when the manager must close it (stop, remove, hot update of its bundle) it interrupts the
+     * call, which must then return promptly. I/O keeps flowing through the gate meanwhile.
+     *
+     * @throws InvalidArgumentException no such device, no target right now, or a target that is
+     *         not a {@code type} (one line naming the device and its type)
+     * @throws InterruptedException the caller was interrupted (e.g. Ctrl-C), or the manager had to
+     *         close the target
+     */
+    <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call)
+            throws IOException, InterruptedException;
+
+    /** A call made with a device's target by {@link #withTarget}. */
+    @FunctionalInterface
+    interface TargetCall<T, R> {
+        R call(T target) throws IOException, InterruptedException;
+    }
 
     /** Target types currently available: type → usage line, bundle and version. */
     List<TargetType> targetTypes();

@@ -18,4 +18,15 @@ public interface TargetContext {
      * @throws InvalidArgumentException if there is no such device
      */
     BlockDevice lowerDevice(String name);
+
+    /**
+     * The identity of a lower device: a UUID the manager stamps into a device's definition when
+     * it is created, stable across restarts and reloads. A cache records its backing device's
+     * identity on its own device and refuses to open over a device with another one.
+     *
+     * @return the identity, or {@code null} where the caller has none (tests, tools)
+     */
+    default String lowerDeviceId(String name) {
+        return null;
+    }
 }

@@ -1,6 +1,7 @@
 package dev.strata.api;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +28,34 @@ public interface TargetFactory {
      * @throws InvalidArgumentException if the arguments are malformed
      */
     List<String> lowerDevices(Map<String, String> arguments);
+
+    /**
+     * How the target built from these arguments holds each of its lower devices (every name of
+     * {@link #lowerDevices}). The manager checks the claims before anything is built and refuses
+     * a conflicting one, naming the holder. By default every lower device is held
+     * {@link Claim#SHARED}; a target that owns a device's contents (a cache's devices, a mirror's
+     * legs) claims it {@link Claim#EXCLUSIVE}.
+     *
+     * @throws InvalidArgumentException if the arguments are malformed
+     */
+    default Map<String, Claim> claims(Map<String, String> arguments) {
+        Map<String, Claim> m = new LinkedHashMap<>();
+        for (String d : lowerDevices(arguments)) {
+            m.put(d, Claim.SHARED);
+        }
+        return m;
+    }
+
+    /**
+     * Whether a target built by this factory from {@code newArguments} takes over the state of a
+     * target of {@code oldType} built from {@code oldArguments}, dirty data included (e.g. a
+     * writeboost reload over the same cache and backing devices). The manager refuses to reload a
+     * target that holds data its lower devices do not into one that cannot adopt it, unless
+     * forced. By default nothing is adopted.
+     */
+    default boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
+        return false;
+    }
 
     /**
      * Builds (or reopens) a target. Must validate every argument before touching any device and

@@ -1,9 +1,17 @@
 package dev.strata.api;
 
+import java.util.Map;
+
 /**
  * Decides how fast a cache writes dirty data back to its backing device. Registered as an OSGi
- * service with {@value #NAME}{@code =<name>}; caches bind a controller by name dynamically and
- * use a built-in default while none is available.
+ * service with {@value #NAME}{@code =<name>}. Caches bind a controller by name dynamically and
+ * use a built-in default while none of that name is available, so the bundle that provides it can
+ * be updated under load.
+ * <p>
+ * One service paces any number of caches: each cache {@link #open opens} a {@link Session} that
+ * holds its own state (an integral, a token bucket, an idle timer). Everything a decision needs
+ * arrives in the {@link CacheLoad} with the time it was taken, so controllers keep no clock of
+ * their own and tests drive them with made-up times.
  */
 public interface WritebackController {
 
@@ -11,23 +19,74 @@ public interface WritebackController {
     String NAME = "strata.controller";
 
     /**
-     * How many blocks the cache may write back in its next batch; 0 means wait and ask again.
-     * Called by the cache's writeback daemon before each batch; must be cheap and must not block.
+     * Starts pacing one cache.
+     *
+     * @param cache     the cache device's name (for status lines and logs)
+     * @param tunables  the controller's tunables as set on the cache (keys without the
+     *                  {@code writeback.} prefix, e.g. {@code writeback_percent=10}); unknown keys
+     *                  are ignored, so a cache can switch controllers without losing settings
+     * @throws InvalidArgumentException a known tunable with a bad value
      */
-    int allowance(CacheLoad load);
+    Session open(String cache, Map<String, String> tunables);
+
+    /** One cache's pacing state. Not shared between caches; called by one thread at a time. */
+    interface Session extends AutoCloseable {
+
+        /** Decides what the cache may write back now. Cheap; never blocks. */
+        Decision decide(CacheLoad load);
+
+        /**
+         * Sets a tunable of this controller for this cache.
+         *
+         * @return false if the key is not one of this controller's (nothing changed)
+         * @throws InvalidArgumentException a value out of range, with the allowed range
+         */
+        default boolean set(String key, String value) {
+            return false;
+        }
+
+        /** The current decision and its inputs, for {@code cache:stats} (stable order). */
+        Map<String, String> status();
+
+        /** Releases the session; the controller forgets the cache. */
+        @Override
+        default void close() {
+        }
+    }
 
     /**
      * A cache's counters at one moment.
      *
+     * @param nanoTime               when they were read ({@link System#nanoTime()} or a fake clock)
      * @param dirtyBlocks            dirty blocks in the cache
      * @param capacityBlocks         blocks the cache can hold
-     * @param backingBusyPercent     how busy the backing device was recently, 0–100
+     * @param blockSize              the cache's block size in bytes
+     * @param backingBusyPercent     how busy the backing device was over the last second, 0–100
+     * @param backingLatencyMicros   median latency of the backing device's recent writes (0: none)
      * @param foregroundOpsPerSecond recent rate of foreground requests
      * @param idleMillis             time since the last foreground request
-     * @param maxBatch               the cache's configured upper bound on one batch
-     * @param thresholdPercent       the cache's {@code writeback_threshold} tunable
+     * @param maxBatch               the cache's upper bound on one writeback batch, in blocks
      */
-    record CacheLoad(long dirtyBlocks, long capacityBlocks, int backingBusyPercent, long foregroundOpsPerSecond,
-            long idleMillis, int maxBatch, int thresholdPercent) {
+    record CacheLoad(long nanoTime, long dirtyBlocks, long capacityBlocks, int blockSize, int backingBusyPercent,
+            long backingLatencyMicros, long foregroundOpsPerSecond, long idleMillis, int maxBatch) {
+    }
+
+    /**
+     * What the cache may do now.
+     *
+     * @param blocks            how many blocks it may write back now (0: wait); never above maxBatch
+     * @param askAgainNanos     when to ask again at the latest if it writes nothing back (≥ 0)
+     * @param rateBlocksPerSec  the pace the controller aims for, for display (-1: unlimited)
+     */
+    record Decision(int blocks, long askAgainNanos, long rateBlocksPerSec) {
+        /** Write back a full batch now, at no particular rate. */
+        public static Decision fullSpeed(int maxBatch) {
+            return new Decision(maxBatch, 0, -1);
+        }
+
+        /** Write nothing back; ask again after {@code nanos}. */
+        public static Decision waitFor(long nanos) {
+            return new Decision(0, nanos, 0);
+        }
     }
 }

@@ -571,6 +571,40 @@ public final class DeviceManagerImpl implements DeviceManager {
         }
     }
 
+    // Interim overloads: the core safety work implements the dirty guards and persisted tunables.
+    @Override
+    public void remove(String name, boolean force) throws IOException {
+        remove(name);
+    }
+
+    @Override
+    public void message(String name, String key, String value, boolean persist) throws IOException {
+        message(name, key, value);
+    }
+
+    @Override
+    public DeviceInfo reload(String name, String type, Map<String, String> arguments, boolean force)
+            throws IOException {
+        return reload(name, type, arguments);
+    }
+
+    @Override
+    public <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call)
+            throws IOException, InterruptedException {
+        // Interim: the target is read once; the core split makes the call hold it against close.
+        MappedDevice d = require(name);
+        Target t = d.target;
+        if (t == null) {
+            throw new InvalidArgumentException("device '" + name + "' has no target right now (waiting for "
+                    + d.waitingFor + "); try again when it is active");
+        }
+        if (!type.isInstance(t)) {
+            throw new InvalidArgumentException("device '" + name + "' is a " + d.definition.type()
+                    + " device, not a " + (type == dev.strata.api.CacheTarget.class ? "cache" : type.getSimpleName()));
+        }
+        return call.call(type.cast(t));
+    }
+
     @Override
     public void suspend(String name) throws IOException {
         MappedDevice d = require(name);

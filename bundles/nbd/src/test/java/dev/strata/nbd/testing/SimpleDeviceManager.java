@@ -42,6 +42,11 @@ public final class SimpleDeviceManager implements DeviceManager {
     }
 
     @Override
+    public <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call) {
+        throw new InvalidArgumentException("device '" + name + "' has no target here");
+    }
+
+    @Override
     public DeviceHandle open(String name, String holder) {
         BlockDevice d = devices.get(name);
         if (d == null) {
@@ -102,6 +107,21 @@ public final class SimpleDeviceManager implements DeviceManager {
     @Override
     public DeviceInfo reload(String name, String type, Map<String, String> arguments) {
         throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void remove(String name, boolean force) {
+        remove(name);
+    }
+
+    @Override
+    public void message(String name, String key, String value, boolean persist) {
+        message(name, key, value);
+    }
+
+    @Override
+    public DeviceInfo reload(String name, String type, Map<String, String> arguments, boolean force) {
+        return reload(name, type, arguments);
     }
 
     @Override

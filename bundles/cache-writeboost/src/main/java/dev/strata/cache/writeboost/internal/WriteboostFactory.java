@@ -1,6 +1,7 @@
 package dev.strata.cache.writeboost.internal;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.api.Claim;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Target;
 import dev.strata.api.TargetArguments;
@@ -74,6 +75,20 @@ public final class WriteboostFactory implements TargetFactory {
                     + "'); use two devices");
         }
         return List.of(backing, cache);
+    }
+
+    /** Writeboost owns both devices' contents: the log on the cache, the data behind it on the backing. */
+    @Override
+    public Map<String, Claim> claims(Map<String, String> arguments) {
+        List<String> lower = lowerDevices(arguments);
+        return Map.of(lower.get(0), Claim.EXCLUSIVE, lower.get(1), Claim.EXCLUSIVE);
+    }
+
+    /** A writeboost over the same backing and cache devices recovers the same log, dirty blocks included. */
+    @Override
+    public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
+        return "writeboost".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
+                && !TargetArguments.of("writeboost", newArguments, ALLOWED).bool("format", false);
     }
 
     @Override

@@ -1,6 +1,9 @@
 package dev.strata.cache.writeboost.internal.daemon;
 
+import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The built-in writeback controller: write back a full batch while the backing device is less
@@ -10,12 +13,65 @@ import dev.strata.api.WritebackController;
 public final class Modulator implements WritebackController {
     public static final String NAME = "modulator";
     public static final Modulator INSTANCE = new Modulator();
+    static final String THRESHOLD = "writeback_threshold";
+    /** How long to wait before asking again when the device is too busy. */
+    static final long RETRY_NANOS = 100_000_000L;
 
     @Override
-    public int allowance(CacheLoad load) {
-        if (load.dirtyBlocks() == 0 || load.thresholdPercent() == 0) {
-            return 0;
+    public Session open(String cache, Map<String, String> tunables) {
+        ModulatorSession s = new ModulatorSession();
+        String t = tunables.get(THRESHOLD);
+        if (t != null) {
+            s.set(THRESHOLD, t);
         }
-        return load.backingBusyPercent() < load.thresholdPercent() ? load.maxBatch() : 0;
+        return s;
+    }
+
+    private static final class ModulatorSession implements Session {
+        private volatile int threshold = 70;
+        private volatile int lastBusy;
+        private volatile int lastBlocks;
+
+        @Override
+        public Decision decide(CacheLoad load) {
+            lastBusy = load.backingBusyPercent();
+            int th = threshold;
+            Decision d;
+            if (load.dirtyBlocks() == 0 || th == 0 || load.backingBusyPercent() >= th) {
+                d = Decision.waitFor(RETRY_NANOS);
+            } else {
+                d = Decision.fullSpeed(load.maxBatch());
+            }
+            lastBlocks = d.blocks();
+            return d;
+        }
+
+        @Override
+        public boolean set(String key, String value) {
+            if (!THRESHOLD.equals(key)) {
+                return false;
+            }
+            int v;
+            try {
+                v = Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                v = -1;
+            }
+            if (v < 0 || v > 100) {
+                throw new InvalidArgumentException("modulator: writeback_threshold=" + value
+                        + " is out of range; allowed 0 to 100 (percent of the backing device's busy time)");
+            }
+            threshold = v;
+            return true;
+        }
+
+        @Override
+        public Map<String, String> status() {
+            Map<String, String> m = new LinkedHashMap<>();
+            m.put(THRESHOLD, Integer.toString(threshold));
+            m.put("backing_busy_percent", Integer.toString(lastBusy));
+            m.put("allowed_blocks", Integer.toString(lastBlocks));
+            return m;
+        }
     }
 }

@@ -1,6 +1,8 @@
 package dev.strata.cache.writeboost.internal.io;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceIOException;
 import dev.strata.api.DeviceTimeoutException;
 import dev.strata.api.FastZeroUnsupportedException;
@@ -27,6 +29,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +90,7 @@ import org.slf4j.LoggerFactory;
  * for writeback in flight before its backing I/O, and drops the range's copies from the map right
  * after it, before it waits for log space for their INVALIDATE entries.
  */
-public final class WriteboostCache implements Target {
+public final class WriteboostCache implements CacheTarget {
     private static final Logger LOG = LoggerFactory.getLogger(WriteboostCache.class);
     static final int SB = Layout.SEGMENT_BLOCKS;
     static final int BS = Layout.BLOCK;
@@ -1853,8 +1856,14 @@ public final class WriteboostCache implements Target {
             } finally {
                 lock.unlock();
             }
-            allowance = c.allowance(new WritebackController.CacheLoad(d, (long) nSeg * Layout.MAX_DATA,
-                    (int) sample[0], sample[1], sample[2], segs * Layout.MAX_DATA, t.writebackThreshold()));
+            // Interim binding (the cache kit replaces it with one session per bound controller):
+            // writeboost's own threshold is the modulator's tunable.
+            try (WritebackController.Session session = c.open(name,
+                    Map.of("writeback_threshold", Integer.toString(t.writebackThreshold())))) {
+                allowance = session.decide(new WritebackController.CacheLoad(System.nanoTime(), d,
+                        (long) nSeg * Layout.MAX_DATA, BS, (int) sample[0], 0, sample[1], sample[2],
+                        segs * Layout.MAX_DATA)).blocks();
+            }
             if (allowance <= 0) {
                 return false;
             }
@@ -2438,7 +2447,101 @@ public final class WriteboostCache implements Target {
         return map.heapBytes();
     }
 
-    public int cachedBlocks() {
+    // ---- the cache API ----
+
+    private static final Set<CacheMode> MODES = Set.of(CacheMode.WRITEBACK, CacheMode.WRITEAROUND);
+
+    @Override
+    public CacheMode mode() {
+        return tunables.writeAround() ? CacheMode.WRITEAROUND : CacheMode.WRITEBACK;
+    }
+
+    @Override
+    public Set<CacheMode> supportedModes() {
+        return MODES;
+    }
+
+    @Override
+    public void setMode(CacheMode mode) throws IOException {
+        if (!MODES.contains(mode)) {
+            throw new InvalidArgumentException("writeboost: mode " + mode.label()
+                    + " is not supported; use writeback or writearound");
+        }
+        message(Tunables.WRITE_AROUND, Boolean.toString(mode == CacheMode.WRITEAROUND));
+    }
+
+    @Override
+    public String authoritativeDeviceArgument() {
+        return "backing";
+    }
+
+    @Override
+    public String cacheDeviceArgument() {
+        return "cache";
+    }
+
+    @Override
+    public int cacheBlockSize() {
+        return BS;
+    }
+
+    @Override
+    public long capacityBlocks() {
+        return (long) nSeg * Layout.MAX_DATA;
+    }
+
+    @Override
+    public void writebackAll(WritebackProgress progress) throws IOException, InterruptedException {
+        long stall = TimeUnit.MILLISECONDS.toNanos(tunables.ioTimeoutMillis());
+        long start = dirtyBlocks();
+        long best = start;
+        long lastProgress = System.nanoTime();
+        long lastReport = 0;
+        while (true) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException(name + ": writeback cancelled");
+            }
+            boolean daemon = writeback.running();
+            long d;
+            lock.lock();
+            try {
+                checkFailure();
+                d = dirty;
+                if (d > 0) {
+                    forceWriteback = true;
+                    signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+            long now = System.nanoTime();
+            if (d == 0 || now - lastReport >= 500_000_000L) {
+                progress.update(d, Math.max(0, start - d));
+                lastReport = now;
+            }
+            if (d == 0) {
+                return;
+            }
+            if (d < best) {
+                best = d;
+                lastProgress = now;
+            } else if (now - lastProgress > stall) {
+                throw new DeviceTimeoutException(name, -1, "writeback made no progress for "
+                        + tunables.ioTimeoutMillis() / 1000 + " s (" + d + " dirty blocks left)");
+            }
+            if (daemon || !writebackRunOnce()) {
+                lock.lock();
+                try {
+                    changed.await(200, TimeUnit.MILLISECONDS);
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    @Override
+    public long cachedBlocks() {
         lock.lock();
         try {
             return map.size();
@@ -2447,6 +2550,7 @@ public final class WriteboostCache implements Target {
         }
     }
 
+    @Override
     public long dirtyBlocks() {
         lock.lock();
         try {

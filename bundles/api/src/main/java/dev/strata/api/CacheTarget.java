@@ -1,0 +1,92 @@
+package dev.strata.api;
+
+import java.io.IOException;
+import java.util.Set;
+
+/**
+ * What every cache target (writeboost, writecache, readcache, …) offers the manager and the
+ * {@code cache:} commands, whatever its policy. The commands reach it only through
+ * {@link DeviceManager#withTarget}, which keeps the target open while they use it.
+ */
+public interface CacheTarget extends Target {
+
+    /** The mode the cache is in now. */
+    CacheMode mode();
+
+    /** The modes this policy supports; always contains {@link #mode()}. */
+    Set<CacheMode> supportedModes();
+
+    /**
+     * Switches the mode. Switching to a mode that cannot hold dirty data while blocks are dirty
+     * first stops new dirty data (writes go around) and is then refused until
+     * {@link #writebackAll} has drained the cache; callers drain in between.
+     *
+     * @throws InvalidArgumentException unsupported mode (naming the supported ones), or dirty
+     *         blocks remain for a mode that cannot hold them
+     */
+    void setMode(CacheMode mode) throws IOException;
+
+    /**
+     * The argument key naming the lower device that holds the authoritative data — the one a
+     * detached cache leaves behind ({@code backing}, {@code origin}).
+     */
+    String authoritativeDeviceArgument();
+
+    /** The argument key naming the fast device ({@code cache}). */
+    String cacheDeviceArgument();
+
+    /** The cache's block size in bytes: the unit of the counts below. */
+    int cacheBlockSize();
+
+    /** How many blocks the cache can hold. */
+    long capacityBlocks();
+
+    /** How many blocks it holds now, clean or dirty. */
+    long cachedBlocks();
+
+    /** How many blocks it holds that its backing device does not (0 for clean-only caches). */
+    long dirtyBlocks();
+
+    /**
+     * Writes back every dirty block and returns when none is left (at some moment: writes that
+     * arrive meanwhile may dirty blocks again unless the mode keeps them out). Calls
+     * {@code progress} at least once a second while it runs and once at the end.
+     * <p>
+     * Cancellation: when the calling thread is interrupted the method returns promptly by
+     * throwing {@link InterruptedException}; nothing is lost — blocks written back stay written
+     * back, the rest stay dirty and are written back later as usual.
+     *
+     * @throws IOException the backing or cache device failed; the blocks stay dirty
+     */
+    void writebackAll(WritebackProgress progress) throws IOException, InterruptedException;
+
+    /** Reports how far {@link #writebackAll} has got. */
+    @FunctionalInterface
+    interface WritebackProgress {
+        /**
+         * @param dirtyBlocks  blocks still dirty now
+         * @param writtenBack  blocks written back since the call began
+         */
+        void update(long dirtyBlocks, long writtenBack);
+    }
+
+    /** Status keys every cache reports in {@link #status()}, with these spellings. */
+    final class Keys {
+        public static final String MODE = "mode";
+        public static final String BLOCK_SIZE = "cache_block_size";
+        public static final String CAPACITY_BLOCKS = "capacity_blocks";
+        public static final String CACHED_BLOCKS = "cached_blocks";
+        public static final String DIRTY_BLOCKS = "dirty_blocks";
+        public static final String READ_HITS = "read_hits";
+        public static final String READ_MISSES = "read_misses";
+        public static final String WRITE_HITS = "write_hits";
+        public static final String WRITE_MISSES = "write_misses";
+        public static final String BYPASSED = "bypassed";
+        public static final String WRITTEN_BACK_BLOCKS = "written_back_blocks";
+        public static final String WRITEBACK_ERROR = "writeback_error";
+        public static final String CONTROLLER = "writeback.controller";
+
+        private Keys() {
+        }
+    }
+}

@@ -87,10 +87,19 @@ public final class Replay {
             for (String p : policies.split(",")) {
                 specs.add(Spec.parse(p.trim()));
             }
+            String[] sizeArgs = sizes.split(",");
+            for (String s : sizeArgs) { // every size checked before the trace is read
+                s = s.trim();
+                if (s.endsWith("%")) {
+                    percentOf(s, 1);
+                } else {
+                    positive(s);
+                }
+            }
             Trace t = Trace.read(Path.of(trace));
             int distinct = -1;
             List<Integer> ns = new ArrayList<>();
-            for (String s : sizes.split(",")) {
+            for (String s : sizeArgs) {
                 s = s.trim();
                 if (s.endsWith("%")) {
                     if (distinct < 0) {

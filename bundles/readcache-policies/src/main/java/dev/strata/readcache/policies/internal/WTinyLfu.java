@@ -48,8 +48,8 @@ final class WTinyLfu implements Instance {
      * Tunables: window as % of the slots, climbing on or off, protected as % of the main region,
      * sketch aging period in accesses per slot.
      */
-    record Settings(int windowPercent, boolean climb, int protectedPercent, int sampleFactor) {
-        static final Settings DEFAULT = new Settings(1, true, 80, 10);
+    record Settings(int windowPercent, boolean climb, int protectedPercent, int sampleFactor, int climbFactor) {
+        static final Settings DEFAULT = new Settings(1, true, 80, 10, 10);
     }
 
     private final Contents contents;
@@ -57,13 +57,14 @@ final class WTinyLfu implements Instance {
     private final int slots;
     private final LinkedSlots lists;
     private final FrequencySketch sketch;
+    private final long climbSample;
     private int windowMax;
     private int protectedMax;
 
     private double stepSize;
     private double previousHitRate;
-    private int hitsInSample;
-    private int missesInSample;
+    private long hitsInSample;
+    private long missesInSample;
     /** Blocks still to move into (> 0) or out of (< 0) the window, as the climber decided. */
     private long adjustment;
     private int random = 0x9E3779B9;
@@ -80,6 +81,7 @@ final class WTinyLfu implements Instance {
         slots = contents.slots();
         lists = new LinkedSlots(slots, 4);
         sketch = new FrequencySketch(slots, settings.sampleFactor());
+        climbSample = (long) settings.climbFactor() * slots;
         windowMax = settings.windowPercent() == 0 ? 0
                 : (int) Math.max(1, Math.min(slots, Math.round(slots * settings.windowPercent() / 100.0)));
         protectedMax = (int) ((long) (slots - windowMax) * settings.protectedPercent() / 100);
@@ -194,8 +196,8 @@ final class WTinyLfu implements Instance {
         if (!settings.climb() || settings.windowPercent() == 0) {
             return;
         }
-        int requests = hitsInSample + missesInSample;
-        if (requests >= sketch.sampleSize()) {
+        long requests = hitsInSample + missesInSample;
+        if (requests >= climbSample) {
             double hitRate = (double) hitsInSample / requests;
             double change = hitRate - previousHitRate;
             double amount = change >= 0 ? stepSize : -stepSize;
@@ -282,6 +284,7 @@ final class WTinyLfu implements Instance {
         m.put("climb", Boolean.toString(settings.climb()));
         m.put("protected", Integer.toString(settings.protectedPercent()));
         m.put("sample", Integer.toString(settings.sampleFactor()));
+        m.put("climb_sample", Integer.toString(settings.climbFactor()));
         m.put("window_max", Integer.toString(windowMax));
         m.put("protected_max", Integer.toString(protectedMax));
         for (int l = FREE; l <= PROTECTED; l++) {

@@ -18,7 +18,8 @@ public class WTinyLfuPolicy implements ReadCachePolicy {
     @Override
     public String usage() {
         return "wtinylfu [window=1 (0-100 % of slots; 0: admit at the door)] [climb=true] [protected=80 (0-100 % of main)]"
-                + " [sample=10 (1-1000 accesses per slot between agings)] — frequency-based admission, scan resistant";
+                + " [sample=10 (1-1000 accesses per slot between agings)] [climb_sample=10 (1-1000 accesses per slot"
+                + " between window adjustments)] — frequency-based admission, scan resistant";
     }
 
     @Override
@@ -27,7 +28,8 @@ public class WTinyLfuPolicy implements ReadCachePolicy {
                 Tunables.intValue(NAME, tunables, "window", WTinyLfu.Settings.DEFAULT.windowPercent(), 0, 100),
                 Tunables.boolValue(NAME, tunables, "climb", WTinyLfu.Settings.DEFAULT.climb()),
                 Tunables.intValue(NAME, tunables, "protected", WTinyLfu.Settings.DEFAULT.protectedPercent(), 0, 100),
-                Tunables.intValue(NAME, tunables, "sample", WTinyLfu.Settings.DEFAULT.sampleFactor(), 1, 1000));
+                Tunables.intValue(NAME, tunables, "sample", WTinyLfu.Settings.DEFAULT.sampleFactor(), 1, 1000),
+                Tunables.intValue(NAME, tunables, "climb_sample", WTinyLfu.Settings.DEFAULT.climbFactor(), 1, 1000));
         return new WTinyLfu(contents, settings);
     }
 }

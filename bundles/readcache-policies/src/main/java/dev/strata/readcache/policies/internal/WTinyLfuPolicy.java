@@ -8,7 +8,7 @@ import org.osgi.service.component.annotations.Component;
  * {@code wtinylfu} (the default): Caffeine's W-TinyLFU on primitive arrays — a small admission
  * window (LRU) in front of a segmented LRU main region (probation, protected), a
  * {@link FrequencySketch} of recent accesses deciding whether the window's oldest block may
- * displace the main region's victim, and Caffeine's hill climber resizing the window. See
+ * displace the main region's victim, and (optionally) Caffeine's hill climber resizing the window. See
  * {@link WTinyLfu}.
  */
 @Component(service = ReadCachePolicy.class, property = ReadCachePolicy.NAME + "=" + WTinyLfuPolicy.NAME)
@@ -17,8 +17,8 @@ public class WTinyLfuPolicy implements ReadCachePolicy {
 
     @Override
     public String usage() {
-        return "wtinylfu [window=1 (0-100 % of slots; 0: admit at the door)] [climb=true] [protected=80 (0-100 % of main)]"
-                + " [sample=10 (1-1000 accesses per slot between agings)] [climb_sample=10 (1-1000 accesses per slot"
+        return "wtinylfu [window=1 (0-100 % of slots; 0: admit at the door)] [climb=false] [protected=80 (0-100 % of main)]"
+                + " [sample=20 (1-1000 accesses per slot between agings)] [climb_sample=10 (1-1000 accesses per slot"
                 + " between window adjustments)] — frequency-based admission, scan resistant";
     }
 

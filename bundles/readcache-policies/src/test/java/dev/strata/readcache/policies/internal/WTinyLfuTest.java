@@ -123,7 +123,7 @@ class WTinyLfuTest {
 
     @Test
     void theClimberResizesTheWindowWithinBounds() {
-        Driver d = new Driver(new WTinyLfuPolicy(), 1000, Map.of());
+        Driver d = new Driver(new WTinyLfuPolicy(), 1000, Map.of("climb", "true"));
         java.util.Random r = new java.util.Random(7);
         int lastWindow = ((WTinyLfu) d.policy).windowMax();
         boolean changed = false;

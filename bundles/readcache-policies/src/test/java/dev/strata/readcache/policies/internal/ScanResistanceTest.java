@@ -35,6 +35,8 @@ class ScanResistanceTest {
         for (int i = 0; i < RUN; i++) {
             d.access(r.nextInt(HOT));
         }
+        System.out.printf("%s %s: hot set %.2f %% before the scan, %.2f %% after%n", policy.getClass().getSimpleName(),
+                tunables, before, d.hitPercent());
         return new double[] {before, d.hitPercent()};
     }
 

@@ -66,10 +66,13 @@ public interface ReadCachePolicy {
 
     /** The cache's slot → block table, read by the policy. */
     interface Contents {
-        /** {@link #keyAt} of a free (or pending, during {@link ReadCachePolicy#open}) slot. */
+        /** {@link #keyAt} of a free slot. */
         long EMPTY = -1;
 
-        /** The block held by {@code slot} (a block number ≥ 0), or {@link #EMPTY}. */
+        /**
+         * The block held by {@code slot} (a block number ≥ 0), or {@link #EMPTY}. For a pending
+         * slot either the old or the new block, as the cache likes: policies never read one.
+         */
         long keyAt(int slot);
 
         /** How many slots the cache has (≥ 1). */

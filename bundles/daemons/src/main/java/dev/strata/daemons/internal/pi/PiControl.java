@@ -81,7 +81,7 @@ final class PiControl {
         error = dirtySectors - target;
         proportional = error / s.get(P_TERM_INVERSE);
         fragmentTerm = s.flag(CONSIDER_FRAGMENT) ? fragmentTerm(s, dirtySectors, frag) : -1;
-        if (fragmentTerm > proportional) {
+        if (fragmentTerm >= 0 && fragmentTerm > proportional) {
             proportional = fragmentTerm;
         }
         integrated = (error < 0 && integral > 0)

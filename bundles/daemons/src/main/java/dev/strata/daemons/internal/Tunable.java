@@ -13,16 +13,19 @@ import java.util.Locale;
  * @param max        largest allowed value
  * @param defaultValue the value when the cache sets none
  * @param meaning    unit and meaning, shown after the range
+ * @param isFlag     a switch (0 false, 1 true) set as {@code true}/{@code false}
  */
-public record Tunable(String controller, String key, long min, long max, long defaultValue, String meaning) {
+public record Tunable(String controller, String key, long min, long max, long defaultValue, String meaning,
+        boolean isFlag) {
 
-    /** A switch: 0 is false, 1 is true; set as {@code true}/{@code false} (or {@code 1}/{@code 0}). */
-    public static Tunable flag(String controller, String key, boolean defaultValue, String meaning) {
-        return new Tunable(controller, key, 0, 1, defaultValue ? 1 : 0, meaning);
+    /** A number within [min, max]. */
+    public Tunable(String controller, String key, long min, long max, long defaultValue, String meaning) {
+        this(controller, key, min, max, defaultValue, meaning, false);
     }
 
-    public boolean isFlag() {
-        return min == 0 && max == 1 && meaning.startsWith("switch");
+    /** A switch: 0 is false, 1 is true; set as {@code true}/{@code false} (or on/off, yes/no, 1/0). */
+    public static Tunable flag(String controller, String key, boolean defaultValue, String meaning) {
+        return new Tunable(controller, key, 0, 1, defaultValue ? 1 : 0, meaning, true);
     }
 
     /**

@@ -25,7 +25,7 @@ final class PiTunables {
     static final Tunable RATE_MAXIMUM = new Tunable(NAME, "rate_maximum", 1, 1_000_000_000, 1_000_000_000,
             "highest writeback rate in 512-byte sectors per second");
     static final Tunable CONSIDER_FRAGMENT = Tunable.flag(NAME, "consider_fragment", true,
-            "switch: raise the rate when little dirty data pins much cache space (bcache 2021)");
+            "raise the rate when little dirty data pins much cache space (bcache 2021)");
     static final Tunable FP_TERM_LOW = new Tunable(NAME, "fp_term_low", 1, 1_000_000, 1,
             "fragmentation term per point of space in use above 50 percent");
     static final Tunable FP_TERM_MID = new Tunable(NAME, "fp_term_mid", 1, 1_000_000, 10,

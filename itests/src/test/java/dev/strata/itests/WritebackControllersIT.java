@@ -51,6 +51,7 @@ public class WritebackControllersIT {
             Await.until(name + " registered", 60, () -> lookUp(name).size() == 1, () -> "found " + lookUp(name));
             ServiceReference<WritebackController> ref = lookUp(name).iterator().next();
             assertEquals(BSN, ref.getBundle().getSymbolicName());
+            assertTrue("a description for cache:controllers", String.valueOf(ref.getProperty("service.description")).length() > 10);
             WritebackController c = context.getService(ref);
             try (WritebackController.Session s = c.open("it-" + name, Map.of())) {
                 // a cache 10 % over pi's target, its front end idle for a minute, device idle

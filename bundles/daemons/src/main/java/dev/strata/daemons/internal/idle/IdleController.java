@@ -11,7 +11,8 @@ import org.osgi.service.component.annotations.Component;
  * its own; dm-writecache's {@code pause_writeback} is the same switch seen from the other side
  * (writeback stops while writes went to the origin recently): {@code busy_kib_per_sec=0}.
  */
-@Component(service = WritebackController.class, property = WritebackController.NAME + "=" + IdleTunables.NAME)
+@Component(service = WritebackController.class, property = {WritebackController.NAME + "=" + IdleTunables.NAME,
+        "service.description=idle boost: full speed after idle_ms without foreground I/O, a floor rate while busy"})
 public final class IdleController implements WritebackController {
 
     @Override

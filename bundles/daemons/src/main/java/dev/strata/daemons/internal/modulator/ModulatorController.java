@@ -10,7 +10,8 @@ import org.osgi.service.component.annotations.Component;
  * {@code writeback_threshold} percent of the last second and stops it otherwise. Each cache gets
  * its own {@link ModulatorSession}.
  */
-@Component(service = WritebackController.class, property = WritebackController.NAME + "=" + ModulatorTunables.NAME)
+@Component(service = WritebackController.class, property = {WritebackController.NAME + "=" + ModulatorTunables.NAME,
+        "service.description=dm-writeboost modulator: writes back while the backing device is less busy than writeback_threshold"})
 public final class ModulatorController implements WritebackController {
 
     @Override

@@ -9,7 +9,8 @@ import org.osgi.service.component.annotations.Component;
  * holding each cache's dirty share at {@code writeback_percent}. Stateless itself: every cache
  * that binds it opens its own {@link PiSession} with its own integral and token bucket.
  */
-@Component(service = WritebackController.class, property = WritebackController.NAME + "=" + PiTunables.NAME)
+@Component(service = WritebackController.class, property = {WritebackController.NAME + "=" + PiTunables.NAME,
+        "service.description=bcache PI controller: holds the dirty share at writeback_percent"})
 public final class PiController implements WritebackController {
 
     @Override

@@ -36,6 +36,15 @@ public interface WritebackController {
         Decision decide(CacheLoad load);
 
         /**
+         * Like {@link #decide(CacheLoad)}, for a cache that also knows how much of its space its
+         * dirty data pins; controllers that weigh fragmentation (bcache's 2021 term) use it, the
+         * others ignore it. Added after the contract was agreed, so it defaults to the plain call.
+         */
+        default Decision decide(CacheLoad load, Occupancy occupancy) {
+            return decide(load);
+        }
+
+        /**
          * Sets a tunable of this controller for this cache.
          *
          * @return false if the key is not one of this controller's (nothing changed)
@@ -69,6 +78,16 @@ public interface WritebackController {
      */
     record CacheLoad(long nanoTime, long dirtyBlocks, long capacityBlocks, int blockSize, int backingBusyPercent,
             long backingLatencyMicros, long foregroundOpsPerSecond, long idleMillis, int maxBatch) {
+    }
+
+    /**
+     * The cache space that dirty data keeps from being reused, in the cache's unit of reuse (a
+     * log segment, a bucket; 1 block for a cache that reuses single blocks).
+     *
+     * @param usedBlocks  blocks of the cache held by units that contain dirty data (≥ dirty blocks)
+     * @param unitBlocks  blocks per unit of reuse (≥ 1)
+     */
+    record Occupancy(long usedBlocks, int unitBlocks) {
     }
 
     /**

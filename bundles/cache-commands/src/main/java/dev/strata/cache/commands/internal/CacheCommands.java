@@ -64,7 +64,7 @@ public final class CacheCommands {
             @Parameter(names = "--all", presentValue = "true", absentValue = "false") boolean all,
             @Descriptor("sizes as raw numbers instead of KiB, MiB, …")
             @Parameter(names = "--bytes", presentValue = "true", absentValue = "false") boolean bytes,
-            @Descriptor("cache device name") String device) throws IOException {
+            @Descriptor("cache device name") String device) throws IOException, InterruptedException {
         CacheStatus s = ops().status(device);
         return (all ? Render.all(s, bytes) : Render.summary(s, bytes)).stripTrailing();
     }
@@ -82,7 +82,7 @@ public final class CacheCommands {
     public String set(
             @Descriptor("a one-off: not kept in the device's definition (lost on restart or reload)")
             @Parameter(names = "--transient", presentValue = "true", absentValue = "false") boolean oneOff,
-            @Descriptor("DEV KEY VALUE, or DEV KEY=VALUE") String... args) throws IOException {
+            @Descriptor("DEV KEY VALUE, or DEV KEY=VALUE") String... args) throws IOException, InterruptedException {
         String[] kv = keyValue(args);
         return ops().set(kv[0], kv[1], kv[2], !oneOff);
     }
@@ -102,7 +102,7 @@ public final class CacheCommands {
     }
 
     @Descriptor("write back every dirty block of a cache device, with a progress line; Ctrl-C stops it (nothing is lost)")
-    public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException {
+    public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
         return ops().writeback(device, out(session));
     }
 
@@ -113,7 +113,7 @@ public final class CacheCommands {
 
     @Descriptor("remove a cache: stop caching writes, write back everything (progress; Ctrl-C keeps the cache), "
             + "then map the device straight onto its backing device")
-    public String detach(CommandSession session, @Descriptor("cache device name") String device) throws IOException {
+    public String detach(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
         return ops().detach(device, out(session));
     }
 
@@ -124,12 +124,12 @@ public final class CacheCommands {
 
     @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")
     public String mode(CommandSession session, @Descriptor("cache device name") String device,
-            @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException {
+            @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException, InterruptedException {
         return ops().mode(device, CacheMode.parse(mode), out(session));
     }
 
     @Descriptor("show a cache's mode and the modes it supports")
-    public String mode(@Descriptor("cache device name") String device) throws IOException {
+    public String mode(@Descriptor("cache device name") String device) throws IOException, InterruptedException {
         return ops().mode(device);
     }
 

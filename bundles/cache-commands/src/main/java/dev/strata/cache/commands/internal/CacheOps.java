@@ -21,10 +21,22 @@ import dev.strata.api.InvalidArgumentException;
  * An interrupt of the calling thread (Ctrl-C in the shell, or the manager closing the target)
  * makes {@link CacheTarget#writebackAll} throw {@link InterruptedException}; nothing is lost by
  * that (blocks written back stay so, the rest stay dirty). The operation then puts back what it
- * changed (the mode) and <em>returns</em> a line saying how far it got: the interrupt was the
- * user's request and is answered, so it is not re-asserted for the shell to trip over.
+ * changed (the mode), prints a line saying how far it got on the output the progress line was on,
+ * and throws {@link Cancelled}. The line is printed, not returned, because Gogo drops the result
+ * of a job it interrupted (Ctrl-C): the session's {@code execute} throws its own
+ * InterruptedException instead.
  */
 final class CacheOps {
+
+    /** A cancelled operation; its report has been printed already. */
+    static final class Cancelled extends InterruptedException {
+        private static final long serialVersionUID = 1L;
+
+        Cancelled(String device, String what) {
+            super(device + ": " + what + " cancelled");
+        }
+    }
+
     /** The target type a detached cache becomes (core's). */
     static final String LINEAR = "linear";
     /**
@@ -42,7 +54,7 @@ final class CacheOps {
     }
 
     /** {@code cache:stats}: the cache API's figures and every status key of the device. */
-    CacheStatus status(String device) throws IOException {
+    CacheStatus status(String device) throws IOException, Cancelled {
         CacheStatus typed = call(device, t -> CacheStatus.of(device, t, Map.of()));
         Map<String, String> values = manager.status(device);
         return new CacheStatus(device, typed.mode(), typed.modes(), typed.blockSize(), typed.capacityBlocks(),
@@ -50,14 +62,14 @@ final class CacheOps {
     }
 
     /** {@code cache:set}: refuses a device that is not a cache before the manager sees the key. */
-    String set(String device, String key, String value, boolean persist) throws IOException {
+    String set(String device, String key, String value, boolean persist) throws IOException, Cancelled {
         call(device, t -> null);
         manager.message(device, key, value, persist);
         return Render.set(device, key, value, persist);
     }
 
     /** {@code cache:writeback}: every dirty block, with a progress line on {@code out}. */
-    String writeback(String device, PrintStream out) throws IOException {
+    String writeback(String device, PrintStream out) throws IOException, Cancelled {
         return call(device, t -> {
             ProgressLine p = progress(device, t, out);
             if (t.dirtyBlocks() == 0) {
@@ -67,8 +79,8 @@ final class CacheOps {
                 t.writebackAll(p);
             } catch (InterruptedException e) {
                 p.end();
-                p.dirtyNow(t.dirtyBlocks());
-                return Render.cancelled(device, "writeback", p.writtenBack(), p.dirty());
+                p.settle(t.dirtyBlocks());
+                throw cancelled(out, device, "writeback", Render.cancelled(device, "writeback", p.writtenBack(), p.dirty()));
             } catch (IOException | RuntimeException e) {
                 p.end();
                 throw new IOException(device + ": writeback failed after " + Render.count(p.writtenBack())
@@ -80,12 +92,12 @@ final class CacheOps {
     }
 
     /** {@code cache:mode DEV}: the mode and the supported ones. */
-    String mode(String device) throws IOException {
+    String mode(String device) throws IOException, Cancelled {
         return call(device, t -> Render.modes(device, t.mode(), t.supportedModes()));
     }
 
     /** {@code cache:mode DEV MODE}: drains first (with progress) if the mode cannot hold dirty data. */
-    String mode(String device, CacheMode mode, PrintStream out) throws IOException {
+    String mode(String device, CacheMode mode, PrintStream out) throws IOException, Cancelled {
         return call(device, t -> {
             CacheMode old = t.mode();
             if (!t.supportedModes().contains(mode)) {
@@ -99,8 +111,10 @@ final class CacheOps {
                 switchTo(t, mode, p);
             } catch (InterruptedException e) {
                 p.end();
-                p.dirtyNow(t.dirtyBlocks());
-                return Render.cancelled(device, "mode change", p.writtenBack(), p.dirty()) + restore(t, old);
+                p.settle(t.dirtyBlocks());
+                String restored = restore(t, old);
+                throw cancelled(out, device, "mode change",
+                        Render.cancelled(device, "mode change", p.writtenBack(), p.dirty()) + restored);
             } catch (IOException | RuntimeException e) {
                 p.end();
                 throw failure(device, e, restore(t, old));
@@ -117,18 +131,15 @@ final class CacheOps {
      * that holds the authoritative data. Cancelled or failed: the old mode comes back and the
      * device stays cached.
      */
-    String detach(String device, PrintStream out) throws IOException {
+    String detach(String device, PrintStream out) throws IOException, Cancelled {
         Prepared prep = call(device, t -> prepareDetach(device, t, out));
-        if (prep.cancelled() != null) {
-            return prep.cancelled();
-        }
         try {
             manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
         } catch (IOException | RuntimeException e) {
             String restored;
             try {
                 restored = call(device, t -> restore(t, prep.old()));
-            } catch (IOException | RuntimeException again) {
+            } catch (IOException | RuntimeException | Cancelled again) {
                 restored = "; could not restore mode " + prep.old().label() + ": " + again.getMessage();
             }
             throw failure(device, e, restored);
@@ -137,10 +148,10 @@ final class CacheOps {
     }
 
     /** The outcome of the part of a detach that runs with the target held. */
-    private record Prepared(String lower, CacheMode old, long writtenBack, String cancelled) {
+    private record Prepared(String lower, CacheMode old, long writtenBack) {
     }
 
-    private Prepared prepareDetach(String device, CacheTarget t, PrintStream out) throws IOException {
+    private Prepared prepareDetach(String device, CacheTarget t, PrintStream out) throws IOException, Cancelled {
         String arg = t.authoritativeDeviceArgument();
         DeviceInfo info = manager.info(device)
                 .orElseThrow(() -> new InvalidArgumentException("no device named '" + device + "'; see dev:list"));
@@ -156,15 +167,15 @@ final class CacheOps {
             invalidate(t, p);
         } catch (InterruptedException e) {
             p.end();
-            p.dirtyNow(t.dirtyBlocks());
-            return new Prepared(lower, old, p.writtenBack(),
-                    Render.cancelled(device, "detach", p.writtenBack(), p.dirty()) + restore(t, old));
+            p.settle(t.dirtyBlocks());
+            String restored = restore(t, old);
+            throw cancelled(out, device, "detach", Render.cancelled(device, "detach", p.writtenBack(), p.dirty()) + restored);
         } catch (IOException | RuntimeException e) {
             p.end();
             throw failure(device, e, restore(t, old));
         }
         p.end();
-        return new Prepared(lower, old, p.writtenBack(), null);
+        return new Prepared(lower, old, p.writtenBack());
     }
 
     /** The first supported mode that cannot hold dirty data, preferring the one that keeps reads cached. */
@@ -229,12 +240,14 @@ final class CacheOps {
         t.writebackAll(p);
     }
 
-    /** Puts the old mode back; returns the text to append to the report. */
+    /**
+     * Puts the old mode back; returns the text to append to the report. Always through setMode,
+     * also when {@code mode()} still says the old one: a refused switch may have stopped new
+     * dirty data all the same (the contract's first step), and only setMode undoes that.
+     */
     private static String restore(CacheTarget t, CacheMode old) {
         try {
-            if (t.mode() != old) {
-                t.setMode(old);
-            }
+            t.setMode(old);
             return Render.restoredSuffix(old);
         } catch (IOException | RuntimeException e) {
             return "; could not restore mode " + old.label() + ": " + e.getMessage();
@@ -254,6 +267,12 @@ final class CacheOps {
         return new IOException(prefix + m + suffix, e);
     }
 
+    private static Cancelled cancelled(PrintStream out, String device, String what, String report) {
+        out.println(report);
+        out.flush();
+        return new Cancelled(device, what);
+    }
+
     private ProgressLine progress(String device, CacheTarget t, PrintStream out) {
         return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime);
     }
@@ -262,11 +281,13 @@ final class CacheOps {
      * Runs {@code call} with the device's cache target held. An interrupt that arrives before the
      * call began (no target touched) is one line too.
      */
-    private <R> R call(String device, DeviceManager.TargetCall<CacheTarget, R> call) throws IOException {
+    private <R> R call(String device, DeviceManager.TargetCall<CacheTarget, R> call) throws IOException, Cancelled {
         try {
             return manager.withTarget(device, CacheTarget.class, call);
+        } catch (Cancelled e) {
+            throw e;
         } catch (InterruptedException e) {
-            throw new IOException(device + ": cancelled; nothing changed");
+            throw new Cancelled(device, "command"); // before the call began: nothing changed
         }
     }
 }

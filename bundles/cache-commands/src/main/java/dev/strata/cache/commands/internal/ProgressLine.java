@@ -17,6 +17,7 @@ final class ProgressLine implements WritebackProgress {
     private final int blockSize;
     private final LongSupplier nanoTime;
     private final long start;
+    private final long startDirty;
     private long base; // written back by earlier writebackAll calls
     private long lastCall; // written back by the current call, as last reported
     private long dirty;
@@ -30,6 +31,7 @@ final class ProgressLine implements WritebackProgress {
         this.nanoTime = nanoTime;
         this.start = nanoTime.getAsLong();
         this.dirty = dirty;
+        this.startDirty = dirty;
     }
 
     /** Call before each further {@code writebackAll} with this progress. */
@@ -69,9 +71,14 @@ final class ProgressLine implements WritebackProgress {
         return dirty;
     }
 
-    /** Takes the dirty count from the target when the last report is older than now. */
-    synchronized void dirtyNow(long d) {
-        dirty = d;
+    /**
+     * Takes the target's dirty count now, when the writeback stopped: the last report may be older
+     * than the last completed batch, so what the dirty count fell by since the start counts too.
+     */
+    synchronized void settle(long dirtyNow) {
+        base = Math.max(base + lastCall, startDirty - dirtyNow);
+        lastCall = 0;
+        dirty = dirtyNow;
     }
 
     long elapsedNanos() {

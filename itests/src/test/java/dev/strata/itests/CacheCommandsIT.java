@@ -174,7 +174,7 @@ public class CacheCommandsIT {
         assertTrue(failure("cache:set wb").getMessage().startsWith("usage: cache:set"));
         assertTrue(failure("cache:stats").getMessage().startsWith("usage: cache:stats"));
         assertEquals("0", stats("wb").get("writeback_threshold"));
-        assertEquals("wb: writeback (supported: writearound, writeback)", run("cache:mode wb"));
+        assertEquals("wb: writeback (supported: writeback, writearound)", run("cache:mode wb"));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong ops = new AtomicLong();

@@ -9,8 +9,10 @@ import static org.junit.Assert.fail;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Hashtable;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import javax.inject.Inject;
 
@@ -36,19 +39,25 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.util.tracker.ServiceTracker;
 
+import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceInfo;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.DeviceState;
+import dev.strata.api.WritebackController;
 
 /**
- * The {@code cache:} commands of the writeboost bundle (issue 5) through a Gogo session in a real
- * Felix: {@code cache:stats}, {@code cache:set} (valid and invalid), {@code cache:writeback} (clean
- * afterwards, the backing file holds the data) and {@code cache:detach} (the device becomes
+ * The {@code cache:} commands (bundle {@code dev.strata.cache.commands}, through the cache API only)
+ * through a Gogo session in a real Felix, on a writeboost stack whose backing device is slowed by
+ * a {@code delay} device: {@code cache:stats} (summary and {@code --all}), {@code cache:set} (both
+ * forms, invalid values and keys), {@code cache:writeback} (progress line; clean afterwards, the
+ * backing file holds the data), Ctrl-C during a writeback (the Gogo job interrupted: a report of
+ * how far it got, nothing lost), {@code cache:mode}, {@code cache:detach} (the device becomes
  * {@code linear} over its backing device and reads back everything, with a client doing verified
- * I/O through the whole detach).
+ * I/O through the whole detach) and {@code cache:controllers}.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -67,6 +76,7 @@ public class CacheCommandsIT {
     DeviceManager manager;
 
     private CommandSession session;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private Path dir;
 
     @Configuration
@@ -86,10 +96,10 @@ public class CacheCommandsIT {
         } finally {
             commands.close();
         }
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(new ByteArrayOutputStream()),
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
                 new PrintStream(new ByteArrayOutputStream()));
-        Await.until("the file and writeboost target types", 60,
-                () -> manager.targetTypes().stream().filter(t -> t.type().equals("file") || t.type().equals("writeboost")).count() == 2);
+        Await.until("the file, delay and writeboost target types", 60, () -> manager.targetTypes().stream()
+                .filter(t -> List.of("file", "delay", "writeboost").contains(t.type())).count() == 3);
     }
 
     @After
@@ -114,25 +124,44 @@ public class CacheCommandsIT {
         }
     }
 
-    /** {@code cache:stats} output ("key  value" lines) as a map. */
+    /** {@code cache:stats --all --bytes}: the grouped "  key  value" lines as a map. */
     private Map<String, String> stats(String device) throws Exception {
         Map<String, String> m = new LinkedHashMap<>();
-        for (String line : run("cache:stats " + device).lines().toList()) {
-            String[] kv = line.trim().split("\\s+", 2);
-            m.put(kv[0], kv.length > 1 ? kv[1] : "");
+        for (String line : run("cache:stats --all --bytes " + device).lines().toList()) {
+            if (line.startsWith("  ")) {
+                String[] kv = line.trim().split("\\s+", 2);
+                m.put(kv[0], kv.length > 1 ? kv[1] : "");
+            }
         }
         return m;
+    }
+
+    private long dirty(String device) {
+        try {
+            return manager.withTarget(device, CacheTarget.class, CacheTarget::dirtyBlocks);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private String output() {
+        return out.toString(StandardCharsets.UTF_8);
     }
 
     @Test
     public void statsSetWritebackAndDetach() throws Exception {
         Path backingFile = dir.resolve("slow.img");
-        run("dev:create slow file path=" + backingFile + " size=64M create=true");
+        run("dev:create slowfile file path=" + backingFile + " size=64M create=true");
+        // slow enough that a writeback takes seconds, so Ctrl-C lands in the middle of one
+        run("dev:create slow delay device=slowfile write_ms=4");
         run("dev:create fast file path=" + dir.resolve("fast.img") + " size=32M create=true");
-        assertTrue(run("dev:create wb writeboost backing=slow cache=fast").contains("wb"));
+        // one segment per writeback batch: progress shows in steps
+        assertTrue(run("dev:create wb writeboost backing=slow cache=fast nr_max_batched_writeback=1").contains("wb"));
 
-        // cache:set, valid: background writeback only when the log is full, so data stays dirty
-        assertEquals("wb: writeback_threshold=0", run("cache:set wb writeback_threshold 0").trim());
+        // cache:set, both forms: background writeback only when the log is full, so data stays dirty
+        assertEquals("wb: writeback_threshold=5", run("cache:set wb writeback_threshold=5"));
+        assertEquals("5", stats("wb").get("writeback_threshold"));
+        assertEquals("wb: writeback_threshold=0", run("cache:set wb writeback_threshold 0"));
         assertEquals("0", stats("wb").get("writeback_threshold"));
         // invalid values and keys: one line, nothing changes
         assertOneLineUserError(failure("cache:set wb writeback_threshold 101"));
@@ -141,7 +170,11 @@ public class CacheCommandsIT {
         assertOneLineUserError(failure("cache:stats nosuchdevice"));
         assertOneLineUserError(failure("cache:writeback slow"));
         assertOneLineUserError(failure("cache:detach slow"));
+        assertOneLineUserError(failure("cache:mode wb passthrough"));
+        assertTrue(failure("cache:set wb").getMessage().startsWith("usage: cache:set"));
+        assertTrue(failure("cache:stats").getMessage().startsWith("usage: cache:stats"));
         assertEquals("0", stats("wb").get("writeback_threshold"));
+        assertEquals("wb: writeback (supported: writeback, writearound)", run("cache:mode wb"));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong ops = new AtomicLong();
@@ -167,12 +200,55 @@ public class CacheCommandsIT {
             assertTrue("written blocks stay dirty: " + s, dirty > 0 && dirty <= region0.written());
             assertEquals(0, region0.verifyAll());
             assertTrue("reads hit the cache: " + s, Long.parseLong(stats("wb").get("read_hits")) > 0);
+            String summary = run("cache:stats wb");
+            assertFalse(summary, summary.contains("\n"));
+            assertTrue(summary, summary.startsWith("wb: writeback, ") && summary.contains(" dirty, read hits "));
+
+            // Ctrl-C during cache:writeback: the Gogo job is interrupted once writeback is under way
+            long dirtyBefore = dirty("wb");
+            ByteArrayOutputStream progress = new ByteArrayOutputStream();
+            CommandSession s2 = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(progress, true),
+                    new PrintStream(new ByteArrayOutputStream()));
+            AtomicReference<Throwable> ended = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(1);
+            Thread command = new Thread(() -> {
+                try {
+                    s2.execute("cache:writeback wb");
+                } catch (Throwable e) {
+                    ended.set(e);
+                } finally {
+                    done.countDown();
+                }
+            }, "cache-writeback");
+            command.start();
+            Await.until("writeback under way", 120, () -> dirty("wb") < dirtyBefore && s2.foregroundJob() != null
+                    || done.getCount() == 0);
+            assertEquals("still writing back when interrupted", 1, done.getCount());
+            s2.foregroundJob().interrupt();
+            assertTrue(done.await(60, TimeUnit.SECONDS));
+            assertTrue("Gogo ends an interrupted job with an InterruptedException: " + ended.get(),
+                    ended.get() instanceof InterruptedException);
+            Await.until("the cancellation report", 60, () -> progress.toString(StandardCharsets.UTF_8).contains(" cancelled: "));
+            String report = progress.toString(StandardCharsets.UTF_8).lines().reduce((a, b) -> b).orElse("");
+            assertTrue(report, report.matches("wb: writeback cancelled: [\\d,]+ of [\\d,]+ blocks written back, [\\d,]+ still dirty"));
+            assertTrue(progress.toString(StandardCharsets.UTF_8), progress.toString(StandardCharsets.UTF_8).startsWith("\rwriteback wb: "));
+            s2.close();
+            assertTrue("some blocks still dirty after the cancel", dirty("wb") > 0);
+            assertEquals("writeback", stats("wb").get("mode"));
+            assertEquals("nothing lost by the cancel", 0, region0.verifyAll());
 
             // cache:writeback: clean afterwards, the backing file holds the data
+            out.reset();
             String wb = run("cache:writeback wb");
-            assertTrue(wb, wb.contains("clean"));
+            assertTrue(wb, wb.startsWith("wb: clean"));
+            assertTrue(output(), output().contains("writeback wb: 0 of "));
             assertEquals("0", stats("wb").get("dirty_blocks"));
             assertEquals("the backing file after cache:writeback", 0, region0.verifyFile(backingFile));
+
+            // cache:mode to writearound and back: new writes go to the backing device meanwhile
+            assertEquals("wb: mode writearound (was writeback)", run("cache:mode wb writearound"));
+            assertEquals("writearound", stats("wb").get("mode"));
+            assertEquals("wb: mode writeback (was writearound)", run("cache:mode wb writeback"));
 
             // new dirty data in a second region, then detach while a client keeps doing verified I/O
             CheckedBlocks region1 = new CheckedBlocks(1, BLOCKS, h, stop, ops, mismatches, errors, new CountDownLatch(1));
@@ -217,6 +293,48 @@ public class CacheCommandsIT {
         run("dev:remove wb");
         run("dev:remove fast");
         run("dev:remove slow");
+        run("dev:remove slowfile");
+    }
+
+    @Test
+    public void controllersListsTheInstalledControllerServices() throws Exception {
+        String before = run("cache:controllers");
+        assertFalse(before, before.contains("itest-pace"));
+        WritebackController c = (cache, tunables) -> new WritebackController.Session() {
+            @Override
+            public WritebackController.Decision decide(WritebackController.CacheLoad load) {
+                return WritebackController.Decision.fullSpeed(load.maxBatch());
+            }
+
+            @Override
+            public Map<String, String> status() {
+                return Map.of();
+            }
+        };
+        ServiceRegistration<WritebackController> reg = context.registerService(WritebackController.class, c,
+                new Hashtable<>(Map.of(WritebackController.NAME, "itest-pace")));
+        try {
+            String bsn = context.getBundle().getSymbolicName();
+            String version = context.getBundle().getVersion().toString();
+            Await.until("the controller listed", 60, () -> {
+                try {
+                    return run("cache:controllers").lines().anyMatch(l -> l.matches("itest-pace +" + java.util.regex.Pattern.quote(bsn)
+                            + " +" + java.util.regex.Pattern.quote(version)));
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            assertTrue(run("cache:controllers").startsWith("NAME"));
+        } finally {
+            reg.unregister();
+        }
+        Await.until("the controller gone", 60, () -> {
+            try {
+                return !run("cache:controllers").contains("itest-pace");
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
     }
 
     private static void assertOneLineUserError(Exception e) {

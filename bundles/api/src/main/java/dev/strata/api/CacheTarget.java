@@ -85,8 +85,34 @@ public interface CacheTarget extends Target {
         public static final String WRITTEN_BACK_BLOCKS = "written_back_blocks";
         public static final String WRITEBACK_ERROR = "writeback_error";
         public static final String CONTROLLER = "writeback.controller";
+        /** Recent writeback pace in blocks per second (0 while idle). */
+        public static final String WRITEBACK_RATE = "writeback_rate_blocks_per_s";
+        /** 99th percentile latency of foreground reads, in microseconds. */
+        public static final String READ_LATENCY_P99 = "read_latency_us_p99";
+        /** 99th percentile latency of foreground writes, in microseconds. */
+        public static final String WRITE_LATENCY_P99 = "write_latency_us_p99";
 
         private Keys() {
+        }
+    }
+
+    /**
+     * Message actions (passed to {@link #message}) every cache accepts, with these spellings,
+     * e.g. {@code message(Actions.INVALIDATE, Actions.ALL)}.
+     */
+    final class Actions {
+        /**
+         * {@code invalidate=all}: drop every cached block, on the cache device too, so that no later
+         * open of the same cache and backing devices serves a copy older than the backing device
+         * (used before a cache is detached). Refused while blocks are dirty.
+         */
+        public static final String INVALIDATE = "invalidate";
+        /** {@code writeback=all}: start writing back every dirty block now, without waiting. */
+        public static final String WRITEBACK = "writeback";
+        /** The value of the actions above. */
+        public static final String ALL = "all";
+
+        private Actions() {
         }
     }
 }

@@ -2592,6 +2592,8 @@ public final class WriteboostCache implements CacheTarget {
             lock.unlock();
         }
         m.put("cache_state", state);
+        m.put(CacheTarget.Keys.MODE, mode().label());
+        m.put(CacheTarget.Keys.BLOCK_SIZE, Integer.toString(BS));
         m.put("read_hits", Long.toString(readHits.sum()));
         m.put("read_misses", Long.toString(readMisses.sum()));
         m.put("read_partial_hits", Long.toString(readPartial.sum()));

@@ -1,0 +1,155 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.component.annotations.CollectionType;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+
+import dev.strata.api.CacheMode;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.WritebackController;
+
+/**
+ * The {@code cache:} Gogo commands, for every cache policy: they parse, call {@link CacheOps}
+ * (which reaches the target only through the cache API) and return the text {@link Render} makes.
+ * Each command also has an overload without its arguments that answers with its usage, so a
+ * missing argument gets one line saying what to type instead of Gogo's coercion error.
+ */
+@Component(service = CacheCommands.class, property = {"osgi.command.scope=cache", "osgi.command.function=stats",
+        "osgi.command.function=set", "osgi.command.function=writeback", "osgi.command.function=detach",
+        "osgi.command.function=mode", "osgi.command.function=controllers"})
+public final class CacheCommands {
+
+    @Reference
+    DeviceManager manager;
+
+    /** The controllers installed now; their references only (the commands never call them). */
+    @Reference(service = WritebackController.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, collectionType = CollectionType.REFERENCE)
+    volatile List<ServiceReference<WritebackController>> controllers = List.of();
+
+    public CacheCommands() {
+    }
+
+    /** For tests. */
+    CacheCommands(DeviceManager manager) {
+        this.manager = manager;
+    }
+
+    private CacheOps ops() {
+        return new CacheOps(manager, System::nanoTime);
+    }
+
+    private static PrintStream out(CommandSession session) {
+        PrintStream console = session == null ? null : session.getConsole();
+        return console != null ? console : System.out;
+    }
+
+    @Descriptor("show a cache device: a one-line summary (mode, used, dirty, hit ratio, writeback, p99 latency)")
+    public String stats(
+            @Descriptor("show every counter and tunable, grouped")
+            @Parameter(names = "--all", presentValue = "true", absentValue = "false") boolean all,
+            @Descriptor("sizes as raw numbers instead of KiB, MiB, …")
+            @Parameter(names = "--bytes", presentValue = "true", absentValue = "false") boolean bytes,
+            @Descriptor("cache device name") String device) throws IOException, InterruptedException {
+        CacheStatus s = ops().status(device);
+        return (all ? Render.all(s, bytes) : Render.summary(s, bytes)).stripTrailing();
+    }
+
+    @Descriptor("show a cache device (usage)")
+    public String stats(
+            @Descriptor("show every counter and tunable, grouped")
+            @Parameter(names = "--all", presentValue = "true", absentValue = "false") boolean all,
+            @Descriptor("sizes as raw numbers")
+            @Parameter(names = "--bytes", presentValue = "true", absentValue = "false") boolean bytes) {
+        throw new InvalidArgumentException(Render.statsUsage());
+    }
+
+    @Descriptor("set a tunable of a cache device: cache:set DEV KEY VALUE or cache:set DEV KEY=VALUE; kept across restart and reload")
+    public String set(
+            @Descriptor("a one-off: not kept in the device's definition (lost on restart or reload)")
+            @Parameter(names = "--transient", presentValue = "true", absentValue = "false") boolean oneOff,
+            @Descriptor("DEV KEY VALUE, or DEV KEY=VALUE") String... args) throws IOException, InterruptedException {
+        String[] kv = keyValue(args);
+        return ops().set(kv[0], kv[1], kv[2], !oneOff);
+    }
+
+    /** {@code DEV KEY VALUE} or {@code DEV KEY=VALUE} as {device, key, value}. */
+    static String[] keyValue(String... args) {
+        if (args != null && args.length == 3 && !args[1].isBlank()) {
+            return args.clone();
+        }
+        if (args != null && args.length == 2) {
+            int eq = args[1].indexOf('=');
+            if (eq > 0) {
+                return new String[] {args[0], args[1].substring(0, eq), args[1].substring(eq + 1)};
+            }
+        }
+        throw new InvalidArgumentException(Render.setUsage());
+    }
+
+    @Descriptor("write back every dirty block of a cache device, with a progress line; Ctrl-C stops it (nothing is lost)")
+    public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
+        return ops().writeback(device, out(session));
+    }
+
+    @Descriptor("write back every dirty block (usage)")
+    public String writeback() {
+        throw new InvalidArgumentException(Render.writebackUsage());
+    }
+
+    @Descriptor("remove a cache: stop caching writes, write back everything (progress; Ctrl-C keeps the cache), "
+            + "then map the device straight onto its backing device")
+    public String detach(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
+        return ops().detach(device, out(session));
+    }
+
+    @Descriptor("remove a cache (usage)")
+    public String detach() {
+        throw new InvalidArgumentException(Render.detachUsage());
+    }
+
+    @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")
+    public String mode(CommandSession session, @Descriptor("cache device name") String device,
+            @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException, InterruptedException {
+        return ops().mode(device, CacheMode.parse(mode), out(session));
+    }
+
+    @Descriptor("show a cache's mode and the modes it supports")
+    public String mode(@Descriptor("cache device name") String device) throws IOException, InterruptedException {
+        return ops().mode(device);
+    }
+
+    @Descriptor("show or switch a cache's mode (usage)")
+    public String mode() {
+        throw new InvalidArgumentException(Render.modeUsage());
+    }
+
+    @Descriptor("list the writeback controllers installed (services with strata.controller), with bundle and version")
+    public String controllers() {
+        List<Render.Controller> list = new ArrayList<>();
+        for (ServiceReference<WritebackController> ref : controllers) {
+            Object name = ref.getProperty(WritebackController.NAME);
+            Bundle b = ref.getBundle();
+            if (name == null || b == null) {
+                continue; // unnamed (no cache can bind it) or unregistered meanwhile
+            }
+            list.add(new Render.Controller(name.toString(), b.getSymbolicName(), b.getVersion().toString()));
+        }
+        list.sort(Comparator.comparing(Render.Controller::name));
+        return Render.controllers(list).stripTrailing();
+    }
+}

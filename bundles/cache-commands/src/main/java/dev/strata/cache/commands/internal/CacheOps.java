@@ -1,0 +1,293 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
+import dev.strata.api.CacheTarget.Actions;
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.InvalidArgumentException;
+
+/**
+ * The long cache operations behind the commands — write back everything, switch mode, detach —
+ * on any {@link CacheTarget}, reached only through {@link DeviceManager#withTarget}.
+ *
+ * <h2>Cancellation</h2>
+ * An interrupt of the calling thread (Ctrl-C in the shell, or the manager closing the target)
+ * makes {@link CacheTarget#writebackAll} throw {@link InterruptedException}; nothing is lost by
+ * that (blocks written back stay so, the rest stay dirty). The operation then puts back what it
+ * changed (the mode), prints a line saying how far it got on the output the progress line was on,
+ * and throws {@link Cancelled}. The line is printed, not returned, because Gogo drops the result
+ * of a job it interrupted (Ctrl-C): the session's {@code execute} throws its own
+ * InterruptedException instead.
+ */
+final class CacheOps {
+
+    /** A cancelled operation; its report has been printed already. */
+    static final class Cancelled extends InterruptedException {
+        private static final long serialVersionUID = 1L;
+
+        Cancelled(String device, String what) {
+            super(device + ": " + what + " cancelled");
+        }
+    }
+
+    /** The target type a detached cache becomes (core's). */
+    static final String LINEAR = "linear";
+    /**
+     * How many times a drain is retried when the cache is dirty again right after it (writes the
+     * new mode still lets into the cache, e.g. sub-block writes of a log cache).
+     */
+    static final int DRAIN_ATTEMPTS = 5;
+
+    private final DeviceManager manager;
+    private final LongSupplier nanoTime;
+
+    CacheOps(DeviceManager manager, LongSupplier nanoTime) {
+        this.manager = manager;
+        this.nanoTime = nanoTime;
+    }
+
+    /** {@code cache:stats}: the cache API's figures and every status key of the device. */
+    CacheStatus status(String device) throws IOException, Cancelled {
+        CacheStatus typed = call(device, t -> CacheStatus.of(device, t, Map.of()));
+        Map<String, String> values = manager.status(device);
+        return new CacheStatus(device, typed.mode(), typed.modes(), typed.blockSize(), typed.capacityBlocks(),
+                typed.cachedBlocks(), typed.dirtyBlocks(), values);
+    }
+
+    /** {@code cache:set}: refuses a device that is not a cache before the manager sees the key. */
+    String set(String device, String key, String value, boolean persist) throws IOException, Cancelled {
+        call(device, t -> null);
+        manager.message(device, key, value, persist);
+        return Render.set(device, key, value, persist);
+    }
+
+    /** {@code cache:writeback}: every dirty block, with a progress line on {@code out}. */
+    String writeback(String device, PrintStream out) throws IOException, Cancelled {
+        return call(device, t -> {
+            ProgressLine p = progress(device, t, out);
+            if (t.dirtyBlocks() == 0) {
+                return Render.clean(device, 0, 0);
+            }
+            try {
+                t.writebackAll(p);
+            } catch (InterruptedException e) {
+                p.end();
+                p.settle(t.dirtyBlocks());
+                throw cancelled(out, device, "writeback", Render.cancelled(device, "writeback", p.writtenBack(), p.dirty()));
+            } catch (IOException | RuntimeException e) {
+                p.end();
+                throw new IOException(device + ": writeback failed after " + Render.count(p.writtenBack())
+                        + " blocks, " + Render.count(t.dirtyBlocks()) + " still dirty: " + e.getMessage(), e);
+            }
+            p.end();
+            return Render.clean(device, p.writtenBack(), p.elapsedNanos());
+        });
+    }
+
+    /** {@code cache:mode DEV}: the mode and the supported ones. */
+    String mode(String device) throws IOException, Cancelled {
+        return call(device, t -> Render.modes(device, t.mode(), t.supportedModes()));
+    }
+
+    /** {@code cache:mode DEV MODE}: drains first (with progress) if the mode cannot hold dirty data. */
+    String mode(String device, CacheMode mode, PrintStream out) throws IOException, Cancelled {
+        return call(device, t -> {
+            CacheMode old = t.mode();
+            if (!t.supportedModes().contains(mode)) {
+                throw new InvalidArgumentException(Render.unsupported(device, mode, t.supportedModes()));
+            }
+            if (old == mode) {
+                return Render.modeChanged(device, mode, old);
+            }
+            ProgressLine p = progress(device, t, out);
+            try {
+                switchTo(t, mode, p);
+            } catch (InterruptedException e) {
+                p.end();
+                p.settle(t.dirtyBlocks());
+                String restored = restore(t, old);
+                throw cancelled(out, device, "mode change",
+                        Render.cancelled(device, "mode change", p.writtenBack(), p.dirty()) + restored);
+            } catch (IOException | RuntimeException e) {
+                p.end();
+                throw failure(device, e, restore(t, old));
+            }
+            p.end();
+            return Render.modeChanged(device, mode, old);
+        });
+    }
+
+    /**
+     * {@code cache:detach}: a mode that keeps new writes out of the cache, every dirty block
+     * written back, the cache's copies invalidated (so a later cache over the same devices cannot
+     * serve a copy older than the backing device), then a reload to {@code linear} over the device
+     * that holds the authoritative data. Cancelled or failed: the old mode comes back and the
+     * device stays cached.
+     */
+    String detach(String device, PrintStream out) throws IOException, Cancelled {
+        Prepared prep = call(device, t -> prepareDetach(device, t, out));
+        try {
+            manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
+        } catch (IOException | RuntimeException e) {
+            String restored;
+            try {
+                restored = call(device, t -> restore(t, prep.old()));
+            } catch (IOException | RuntimeException | Cancelled again) {
+                restored = "; could not restore mode " + prep.old().label() + ": " + again.getMessage();
+            }
+            throw failure(device, e, restored);
+        }
+        return Render.detached(device, prep.lower(), prep.writtenBack());
+    }
+
+    /** The outcome of the part of a detach that runs with the target held. */
+    private record Prepared(String lower, CacheMode old, long writtenBack) {
+    }
+
+    private Prepared prepareDetach(String device, CacheTarget t, PrintStream out) throws IOException, Cancelled {
+        String arg = t.authoritativeDeviceArgument();
+        DeviceInfo info = manager.info(device)
+                .orElseThrow(() -> new InvalidArgumentException("no device named '" + device + "'; see dev:list"));
+        String lower = info.arguments().get(arg);
+        if (lower == null || lower.isBlank()) {
+            throw new InvalidArgumentException(device + ": its definition names no " + arg + " device; cannot detach");
+        }
+        CacheMode old = t.mode();
+        CacheMode clean = old.holdsDirtyData() ? cleanMode(device, t) : old;
+        ProgressLine p = progress(device, t, out);
+        try {
+            switchTo(t, clean, p);
+            invalidate(t, p);
+        } catch (InterruptedException e) {
+            p.end();
+            p.settle(t.dirtyBlocks());
+            String restored = restore(t, old);
+            throw cancelled(out, device, "detach", Render.cancelled(device, "detach", p.writtenBack(), p.dirty()) + restored);
+        } catch (IOException | RuntimeException e) {
+            p.end();
+            throw failure(device, e, restore(t, old));
+        }
+        p.end();
+        return new Prepared(lower, old, p.writtenBack());
+    }
+
+    /** The first supported mode that cannot hold dirty data, preferring the one that keeps reads cached. */
+    private static CacheMode cleanMode(String device, CacheTarget t) {
+        for (CacheMode m : List.of(CacheMode.WRITEAROUND, CacheMode.WRITETHROUGH, CacheMode.PASSTHROUGH)) {
+            if (t.supportedModes().contains(m)) {
+                return m;
+            }
+        }
+        throw new InvalidArgumentException(device + ": this cache has no mode that keeps new writes clean (supported: "
+                + Render.labels(t.supportedModes()) + "), so it cannot be drained while in use; stop the writers first");
+    }
+
+    /**
+     * Sets {@code mode}; for a mode that cannot hold dirty data, drains until the cache is clean
+     * in that mode. The contract lets a target refuse such a switch while dirty (having already
+     * stopped new dirty data), so a refusal while dirty is answered by a writeback and a retry.
+     */
+    private static void switchTo(CacheTarget t, CacheMode mode, ProgressLine p) throws IOException, InterruptedException {
+        InvalidArgumentException refused = null;
+        for (int attempt = 0; attempt < DRAIN_ATTEMPTS; attempt++) {
+            try {
+                t.setMode(mode);
+                refused = null;
+            } catch (InvalidArgumentException e) {
+                if (mode.holdsDirtyData() || t.dirtyBlocks() == 0) {
+                    throw e; // not about dirty data
+                }
+                refused = e;
+            }
+            if (mode.holdsDirtyData() || (refused == null && t.dirtyBlocks() == 0)) {
+                return;
+            }
+            drain(t, p);
+        }
+        if (refused != null) {
+            throw refused;
+        }
+        // the mode is set; what is still dirty came in through it and is written back as usual
+    }
+
+    /** {@code invalidate=all}, which needs a clean cache: drains and retries while it is dirty again. */
+    private static void invalidate(CacheTarget t, ProgressLine p) throws IOException, InterruptedException {
+        for (int attempt = 1;; attempt++) {
+            drain(t, p);
+            try {
+                t.message(Actions.INVALIDATE, Actions.ALL);
+                return;
+            } catch (InvalidArgumentException e) {
+                if (t.dirtyBlocks() == 0 || attempt >= DRAIN_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static void drain(CacheTarget t, ProgressLine p) throws IOException, InterruptedException {
+        if (t.dirtyBlocks() == 0) {
+            return; // already clean: no wait, no progress line
+        }
+        p.nextCall();
+        t.writebackAll(p);
+    }
+
+    /**
+     * Puts the old mode back; returns the text to append to the report. Always through setMode,
+     * also when {@code mode()} still says the old one: a refused switch may have stopped new
+     * dirty data all the same (the contract's first step), and only setMode undoes that.
+     */
+    private static String restore(CacheTarget t, CacheMode old) {
+        try {
+            t.setMode(old);
+            return Render.restoredSuffix(old);
+        } catch (IOException | RuntimeException e) {
+            return "; could not restore mode " + old.label() + ": " + e.getMessage();
+        }
+    }
+
+    /**
+     * The error to report, with what was put back: an {@link InvalidArgumentException} (a user
+     * mistake, one line) is thrown as such, anything else is returned as an IOException to throw.
+     */
+    private static IOException failure(String device, Exception e, String suffix) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        String prefix = m.startsWith(device + ":") ? "" : device + ": ";
+        if (e instanceof InvalidArgumentException) {
+            throw new InvalidArgumentException(prefix + m + suffix);
+        }
+        return new IOException(prefix + m + suffix, e);
+    }
+
+    private static Cancelled cancelled(PrintStream out, String device, String what, String report) {
+        out.println(report);
+        out.flush();
+        return new Cancelled(device, what);
+    }
+
+    private ProgressLine progress(String device, CacheTarget t, PrintStream out) {
+        return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime);
+    }
+
+    /**
+     * Runs {@code call} with the device's cache target held. An interrupt that arrives before the
+     * call began (no target touched) is one line too.
+     */
+    private <R> R call(String device, DeviceManager.TargetCall<CacheTarget, R> call) throws IOException, Cancelled {
+        try {
+            return manager.withTarget(device, CacheTarget.class, call);
+        } catch (Cancelled e) {
+            throw e;
+        } catch (InterruptedException e) {
+            throw new Cancelled(device, "command"); // before the call began: nothing changed
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.PrintStream;
+import java.util.function.LongSupplier;
+
+import dev.strata.api.CacheTarget.WritebackProgress;
+
+/**
+ * The progress line of a writeback: rewritten in place ({@code \r}) on every report of the
+ * target, ended with a newline when the writeback ends. Remembers the last figures, so a
+ * cancelled or failed writeback can say how far it got. Counts add up over several
+ * {@code writebackAll} calls (a drain that is retried).
+ */
+final class ProgressLine implements WritebackProgress {
+    private final PrintStream out;
+    private final String device;
+    private final int blockSize;
+    private final LongSupplier nanoTime;
+    private final long start;
+    private final long startDirty;
+    private long base; // written back by earlier writebackAll calls
+    private long lastCall; // written back by the current call, as last reported
+    private long dirty;
+    private boolean printed;
+    private int width;
+
+    ProgressLine(PrintStream out, String device, int blockSize, long dirty, LongSupplier nanoTime) {
+        this.out = out;
+        this.device = device;
+        this.blockSize = blockSize;
+        this.nanoTime = nanoTime;
+        this.start = nanoTime.getAsLong();
+        this.dirty = dirty;
+        this.startDirty = dirty;
+    }
+
+    /** Call before each further {@code writebackAll} with this progress. */
+    synchronized void nextCall() {
+        base += lastCall;
+        lastCall = 0;
+    }
+
+    @Override
+    public synchronized void update(long dirtyBlocks, long writtenBackThisCall) {
+        dirty = dirtyBlocks;
+        lastCall = Math.max(0, writtenBackThisCall);
+        long elapsed = Math.max(1, nanoTime.getAsLong() - start);
+        double rate = writtenBack() * (double) blockSize * 1e9 / elapsed;
+        String line = Render.progress(device, dirty, writtenBack(), rate);
+        // pad over the end of a longer previous line: \r only moves the cursor back
+        out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
+        out.flush();
+        width = line.length();
+        printed = true;
+    }
+
+    /** Ends the line if anything was printed. */
+    synchronized void end() {
+        if (printed) {
+            out.println();
+            out.flush();
+            printed = false;
+        }
+    }
+
+    synchronized long writtenBack() {
+        return base + lastCall;
+    }
+
+    synchronized long dirty() {
+        return dirty;
+    }
+
+    /**
+     * Takes the target's dirty count now, when the writeback stopped: the last report may be older
+     * than the last completed batch, so what the dirty count fell by since the start counts too.
+     */
+    synchronized void settle(long dirtyNow) {
+        base = Math.max(base + lastCall, startDirty - dirtyNow);
+        lastCall = 0;
+        dirty = dirtyNow;
+    }
+
+    long elapsedNanos() {
+        return nanoTime.getAsLong() - start;
+    }
+}

@@ -1,0 +1,257 @@
+package dev.strata.cache.commands.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget.Keys;
+
+/** Every text the {@code cache:} commands print, in one place. */
+final class Render {
+
+    private Render() {
+    }
+
+    /** {@code 1536} → {@code 1.5 KiB}; below 1 KiB in bytes. */
+    static String size(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " B";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        double v = bytes;
+        int u = -1;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    /** {@code 8192} → {@code 8,192}. */
+    static String count(long n) {
+        return String.format(Locale.ROOT, "%,d", n);
+    }
+
+    /** Microseconds as a short duration: {@code 120 µs}, {@code 1.2 ms}, {@code 3.4 s}. */
+    static String micros(long us) {
+        if (us < 1000) {
+            return us + " µs";
+        }
+        if (us < 1_000_000) {
+            return String.format(Locale.ROOT, "%.1f ms", us / 1000.0);
+        }
+        return String.format(Locale.ROOT, "%.1f s", us / 1_000_000.0);
+    }
+
+    static String percent(long part, long whole) {
+        return whole <= 0 ? "0%" : (part * 100 / whole) + "%";
+    }
+
+    private static String bytes(long n, boolean raw) {
+        return raw ? n + " B" : size(n);
+    }
+
+    // ---- cache:stats
+
+    /** The one-line summary: mode, used/capacity, dirty, hit ratio, writeback state, p99 latency. */
+    static String summary(CacheStatus s, boolean raw) {
+        long bs = s.blockSize();
+        StringBuilder sb = new StringBuilder(s.device()).append(": ").append(s.mode().label());
+        sb.append(", ").append(bytes(s.cachedBlocks() * bs, raw)).append(" of ").append(bytes(s.capacityBlocks() * bs, raw))
+                .append(" cached (").append(percent(s.cachedBlocks(), s.capacityBlocks())).append(')');
+        sb.append(", ").append(bytes(s.dirtyBlocks() * bs, raw)).append(" dirty");
+        long hits = s.number(Keys.READ_HITS);
+        long misses = s.number(Keys.READ_MISSES);
+        if (hits >= 0 && misses >= 0) {
+            sb.append(", ").append(hits + misses == 0 ? "no reads yet" : "read hits " + percent(hits, hits + misses));
+        }
+        sb.append(", ").append(writebackState(s, raw));
+        long r99 = s.number(Keys.READ_LATENCY_P99);
+        long w99 = s.number(Keys.WRITE_LATENCY_P99);
+        if (r99 >= 0 || w99 >= 0) {
+            sb.append(", p99");
+            if (r99 >= 0) {
+                sb.append(" read ").append(micros(r99));
+            }
+            if (w99 >= 0) {
+                sb.append(r99 >= 0 ? " /" : "").append(" write ").append(micros(w99));
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String writebackState(CacheStatus s, boolean raw) {
+        String error = s.text(Keys.WRITEBACK_ERROR);
+        if (!error.isEmpty()) {
+            return "writeback failing (" + error + ")";
+        }
+        if (s.dirtyBlocks() == 0) {
+            return "clean";
+        }
+        long rate = s.number(Keys.WRITEBACK_RATE);
+        if (rate > 0) {
+            return "writing back at " + bytes(rate * s.blockSize(), raw) + "/s";
+        }
+        return "writeback idle";
+    }
+
+    /** The summary, then every non-empty status value, grouped. */
+    static String all(CacheStatus s, boolean raw) {
+        Map<StatusGroups.Group, List<Map.Entry<String, String>>> groups = StatusGroups.group(s.values());
+        int w = 0;
+        for (List<Map.Entry<String, String>> g : groups.values()) {
+            for (Map.Entry<String, String> e : g) {
+                w = Math.max(w, e.getKey().length());
+            }
+        }
+        StringBuilder sb = new StringBuilder(summary(s, raw)).append('\n');
+        for (Map.Entry<StatusGroups.Group, List<Map.Entry<String, String>>> g : groups.entrySet()) {
+            sb.append(g.getKey().title).append('\n');
+            for (Map.Entry<String, String> e : g.getValue()) {
+                sb.append("  ").append(e.getKey()).append(" ".repeat(w - e.getKey().length() + 2))
+                        .append(value(e.getKey(), e.getValue(), s.blockSize(), raw)).append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Sizes in IEC units: {@code *_bytes} and {@code size} keys, and block counts with their size. */
+    static String value(String key, String value, int blockSize, boolean raw) {
+        if (raw) {
+            return value;
+        }
+        long n;
+        try {
+            n = Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            return value;
+        }
+        if (key.endsWith("_bytes") || key.equals("size") || key.endsWith("block_size")) {
+            return size(n);
+        }
+        if (key.endsWith("_blocks") && blockSize > 0) {
+            return count(n) + " (" + size(n * blockSize) + ")";
+        }
+        return value;
+    }
+
+    static String statsUsage() {
+        return "usage: cache:stats DEV [--all] [--bytes] (a one-line summary; --all shows every counter)";
+    }
+
+    // ---- cache:set
+
+    static String set(String device, String key, String value, boolean persisted) {
+        return device + ": " + key + "=" + value + (persisted ? "" : " (transient: lost on restart or reload)");
+    }
+
+    static String setUsage() {
+        return "usage: cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE); cache:stats DEV --all lists the tunables";
+    }
+
+    // ---- writeback and its progress
+
+    /** {@code writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s}. */
+    static String progress(String device, long dirty, long writtenBack, double bytesPerSecond) {
+        long total = dirty + writtenBack;
+        return "writeback " + device + ": " + count(dirty) + " of " + count(total) + " blocks left ("
+                + percent(writtenBack, total) + "), " + size((long) bytesPerSecond) + "/s";
+    }
+
+    static String clean(String device, long writtenBack, long nanos) {
+        if (writtenBack == 0) {
+            return device + ": clean (nothing to write back)";
+        }
+        return device + ": clean; " + count(writtenBack) + " blocks written back in "
+                + String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
+    }
+
+    /** {@code wb0: writeback cancelled: 1,234 of 8,192 blocks written back, 6,958 still dirty}. */
+    static String cancelled(String device, String what, long writtenBack, long dirty) {
+        return device + ": " + what + " cancelled: " + count(writtenBack) + " of " + count(writtenBack + dirty)
+                + " blocks written back, " + count(dirty) + " still dirty";
+    }
+
+    static String writebackUsage() {
+        return "usage: cache:writeback DEV (writes back every dirty block; Ctrl-C stops it, nothing is lost)";
+    }
+
+    // ---- cache:mode and cache:detach
+
+    static String modes(String device, CacheMode mode, java.util.Set<CacheMode> supported) {
+        return device + ": " + mode.label() + " (supported: " + labels(supported) + ")";
+    }
+
+    static String labels(java.util.Set<CacheMode> modes) {
+        return modes.stream().sorted().map(CacheMode::label).collect(Collectors.joining(", "));
+    }
+
+    static String unsupported(String device, CacheMode mode, java.util.Set<CacheMode> supported) {
+        return device + ": mode " + mode.label() + " is not supported by this cache; use " + labels(supported);
+    }
+
+    static String modeChanged(String device, CacheMode now, CacheMode was) {
+        return now == was ? device + ": already " + now.label() : device + ": mode " + now.label() + " (was " + was.label() + ")";
+    }
+
+    static String modeUsage() {
+        return "usage: cache:mode DEV [writeback|writethrough|writearound|passthrough] (without a mode: show it)";
+    }
+
+    static String restoredSuffix(CacheMode old) {
+        return "; the cache stays attached, mode " + old.label();
+    }
+
+    static String detached(String device, String lower, long writtenBack) {
+        return device + ": detached; now linear over " + lower
+                + (writtenBack > 0 ? " (" + count(writtenBack) + " blocks written back)" : "");
+    }
+
+    static String detachUsage() {
+        return "usage: cache:detach DEV (writes everything back, then maps DEV straight onto its backing device)";
+    }
+
+    // ---- cache:controllers
+
+    /** A writeback controller service. */
+    record Controller(String name, String bundle, String version) {
+    }
+
+    static String controllers(List<Controller> controllers) {
+        if (controllers.isEmpty()) {
+            return "no writeback controllers installed; every cache paces writeback with its built-in default\n";
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"NAME", "BUNDLE", "VERSION"});
+        for (Controller c : controllers) {
+            rows.add(new String[] {c.name(), c.bundle(), c.version()});
+        }
+        return table(rows);
+    }
+
+    /** Rows as left-aligned columns separated by two spaces; the first row is the header. */
+    static String table(List<String[]> rows) {
+        int cols = rows.get(0).length;
+        int[] w = new int[cols];
+        for (String[] r : rows) {
+            for (int i = 0; i < cols; i++) {
+                w[i] = Math.max(w[i], r[i].length());
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        for (String[] r : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < cols; i++) {
+                line.append(r[i]);
+                if (i < cols - 1) {
+                    line.append(" ".repeat(w[i] - r[i].length() + 2));
+                }
+            }
+            sb.append(line.toString().stripTrailing()).append('\n');
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,66 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
+
+/**
+ * A device whose writes pass a gate: open, or closed after a number of further writes, so a
+ * writeback can be stopped half-way at a known point. A write waiting at the gate waits
+ * interruptibly (an interrupted wait fails the write with {@link InterruptedIOException}).
+ */
+final class GatedDevice extends ForwardingBlockDevice {
+    private final Object lock = new Object();
+    private long allowance = Long.MAX_VALUE;
+    private final AtomicInteger waiting = new AtomicInteger();
+
+    GatedDevice(BlockDevice lower) {
+        super(lower);
+    }
+
+    /** Lets {@code n} more writes through, then holds every further one. */
+    void closeAfter(long n) {
+        synchronized (lock) {
+            allowance = n;
+        }
+    }
+
+    void open() {
+        synchronized (lock) {
+            allowance = Long.MAX_VALUE;
+            lock.notifyAll();
+        }
+    }
+
+    /** Writes waiting at the gate now. */
+    int waiting() {
+        return waiting.get();
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src, int flags) throws IOException {
+        synchronized (lock) {
+            if (allowance == 0) {
+                waiting.incrementAndGet();
+                try {
+                    while (allowance == 0) {
+                        lock.wait();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("write at " + offset + " interrupted at the gate");
+                } finally {
+                    waiting.decrementAndGet();
+                }
+            }
+            if (allowance != Long.MAX_VALUE) {
+                allowance--;
+            }
+        }
+        super.write(offset, src, flags);
+    }
+}

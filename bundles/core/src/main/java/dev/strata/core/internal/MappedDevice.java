@@ -32,7 +32,7 @@ final class MappedDevice {
     final AtomicBoolean reconcilePending = new AtomicBoolean();
     final Set<Handle> handles = ConcurrentHashMap.newKeySet();
     final BlockDevice view = new LowerView();
-    private final DeviceManagerImpl manager;
+    private final java.util.function.LongSupplier gateTimeoutNanos;
 
     volatile DeviceDefinition definition;
     volatile Target target;
@@ -56,8 +56,8 @@ final class MappedDevice {
     final LongAdder zeroes = new LongAdder();
     final LongAdder errors = new LongAdder();
 
-    MappedDevice(DeviceManagerImpl manager, DeviceDefinition definition) {
-        this.manager = manager;
+    MappedDevice(java.util.function.LongSupplier gateTimeoutNanos, DeviceDefinition definition) {
+        this.gateTimeoutNanos = gateTimeoutNanos;
         this.name = definition.name();
         this.definition = definition;
     }
@@ -74,7 +74,7 @@ final class MappedDevice {
     }
 
     private long timeout() {
-        return manager.settings().gateTimeoutNanos();
+        return gateTimeoutNanos.getAsLong();
     }
 
     // ---- the gated I/O path: enter, call the current target, exit ----

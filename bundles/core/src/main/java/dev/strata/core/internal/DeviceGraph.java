@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import dev.strata.api.Claim;
 import dev.strata.api.InvalidArgumentException;
 
 /**
@@ -199,6 +200,91 @@ final class DeviceGraph {
             }
         }
         return out;
+    }
+
+    // ---- claims: who holds a device, how (see Claim)
+
+    /**
+     * Refuses a claim of {@code holder} that conflicts with one held by another device or an open
+     * handle: any claim on a device held exclusively, an exclusive claim on a device someone else
+     * holds. One line naming the holder and its role, e.g. {@code cache0 is held exclusively by wb0
+     * (writeboost cache device)}. The holder's own claims never conflict (a reload keeps them).
+     */
+    void checkClaimsLocked(String holder, Map<String, Claim> wanted) {
+        for (Map.Entry<String, Claim> w : wanted.entrySet()) {
+            String lower = w.getKey();
+            for (MappedDevice u : devices.values()) {
+                if (u.name.equals(holder) || u.removed) {
+                    continue;
+                }
+                Claim held = u.claims.get(lower);
+                if (held == Claim.EXCLUSIVE) {
+                    throw new InvalidArgumentException(lower + " is held exclusively by " + u.name + " ("
+                            + role(u, lower) + "); stack on " + u.name + " instead, or remove it first");
+                }
+                if (held == Claim.SHARED && w.getValue() == Claim.EXCLUSIVE) {
+                    throw new InvalidArgumentException(lower + " is in use by " + u.name + " (" + role(u, lower)
+                            + ", shared); " + holder + " needs it exclusively: remove " + u.name + " first");
+                }
+            }
+            MappedDevice l = devices.get(lower);
+            if (w.getValue() == Claim.EXCLUSIVE && l != null && !l.handles.isEmpty()) {
+                throw new InvalidArgumentException(lower + " is in use by " + l.handles.iterator().next().holder
+                        + "; " + holder + " needs it exclusively: close that first (e.g. nbd:unexport)");
+            }
+        }
+    }
+
+    /** Records the claims {@code d} holds now. */
+    void setClaims(MappedDevice d, Map<String, Claim> claims) {
+        synchronized (lock) {
+            d.claims = Map.copyOf(claims);
+        }
+    }
+
+    /** The stronger of two claims sets (held while a reload is between them). */
+    static Map<String, Claim> strongest(Map<String, Claim> a, Map<String, Claim> b) {
+        Map<String, Claim> m = new java.util.LinkedHashMap<>(a);
+        b.forEach((k, v) -> m.merge(k, v, (x, y) -> x == Claim.EXCLUSIVE || y == Claim.EXCLUSIVE ? Claim.EXCLUSIVE
+                : Claim.SHARED));
+        return m;
+    }
+
+    /** The device holding {@code d} exclusively, described with its role, or null. */
+    String exclusiveHolderLocked(MappedDevice d) {
+        for (MappedDevice u : devices.values()) {
+            if (u != d && !u.removed && u.claims.get(d.name) == Claim.EXCLUSIVE) {
+                return u.name + " (" + role(u, d.name) + ")";
+            }
+        }
+        return null;
+    }
+
+    /** How every holder of {@code d} holds it: devices by their claim, handles shared. */
+    Map<String, Claim> holderClaimsLocked(MappedDevice d) {
+        Map<String, Claim> m = new java.util.LinkedHashMap<>();
+        for (String h : holdersLocked(d)) {
+            MappedDevice u = devices.get(h);
+            Claim c = u == null || u == d ? null : u.claims.get(d.name);
+            m.put(h, c == null ? Claim.SHARED : c);
+        }
+        return m;
+    }
+
+    /**
+     * What {@code lower} is to {@code u}, from the argument that names it: {@code writeboost cache
+     * device} for {@code cache=cache0}, {@code linear device} for {@code device=disk0}.
+     */
+    static String role(MappedDevice u, String lower) {
+        String type = u.definition.type();
+        for (Map.Entry<String, String> a : u.definition.arguments().entrySet()) {
+            for (String v : a.getValue().split(",")) {
+                if (v.trim().equals(lower)) {
+                    return a.getKey().equals("device") ? type + " device" : type + " " + a.getKey() + " device";
+                }
+            }
+        }
+        return type + " device";
     }
 
     static List<String> union(List<String> a, List<String> b) {

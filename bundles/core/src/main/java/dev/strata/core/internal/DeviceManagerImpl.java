@@ -200,17 +200,27 @@ public final class DeviceManagerImpl implements DeviceManager {
 
     @Override
     public DeviceInfo create(String name, String type, Map<String, String> arguments) throws IOException {
-        return core.inspection.info(core.operations.create(name, type, arguments));
+        return core.inspection.info(core.operations.create(name, type, arguments, true));
+    }
+
+    /** Creates a transient device: never stored, gone after a restart ({@code dev:create --transient}). */
+    public DeviceInfo createTransient(String name, String type, Map<String, String> arguments) throws IOException {
+        return core.inspection.info(core.operations.create(name, type, arguments, false));
     }
 
     @Override
     public void remove(String name) throws IOException {
-        core.operations.remove(name);
+        core.operations.remove(name, false);
     }
 
     @Override
     public void remove(String name, boolean force) throws IOException {
-        core.operations.remove(name);
+        core.operations.remove(name, force);
+    }
+
+    /** {@link #remove(String, boolean)}, returning what a forced removal stranded (or null). */
+    public String removeReporting(String name, boolean force) throws IOException {
+        return core.operations.remove(name, force);
     }
 
     @Override
@@ -247,12 +257,17 @@ public final class DeviceManagerImpl implements DeviceManager {
 
     @Override
     public void message(String name, String key, String value) throws IOException {
-        core.operations.message(name, key, value);
+        core.operations.message(name, key, value, true);
     }
 
     @Override
     public void message(String name, String key, String value, boolean persist) throws IOException {
-        core.operations.message(name, key, value);
+        core.operations.message(name, key, value, persist);
+    }
+
+    /** {@link #message(String, String, String, boolean)}, returning a note when a persisted message was not kept. */
+    public String messageReporting(String name, String key, String value, boolean persist) throws IOException {
+        return core.operations.message(name, key, value, persist);
     }
 
     @Override
@@ -267,13 +282,20 @@ public final class DeviceManagerImpl implements DeviceManager {
 
     @Override
     public DeviceInfo reload(String name, String type, Map<String, String> arguments) throws IOException {
-        return core.inspection.info(core.operations.reload(name, type, arguments));
+        return reload(name, type, arguments, false);
     }
 
     @Override
     public DeviceInfo reload(String name, String type, Map<String, String> arguments, boolean force)
             throws IOException {
-        return core.inspection.info(core.operations.reload(name, type, arguments));
+        core.operations.reload(name, type, arguments, force);
+        return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
+    }
+
+    /** {@link #reload(String, String, Map, boolean)}, returning what a forced reload stranded (or null). */
+    public String reloadReporting(String name, String type, Map<String, String> arguments, boolean force)
+            throws IOException {
+        return core.operations.reload(name, type, arguments, force);
     }
 
     @Override

@@ -97,6 +97,24 @@ final class FactoryRegistry {
         return out;
     }
 
+    /** How the target holds each of {@code lowers}: the factory's claims, shared where it names none. */
+    static Map<String, dev.strata.api.Claim> claims(FactoryEntry e, Map<String, String> args, List<String> lowers) {
+        Map<String, dev.strata.api.Claim> said;
+        try {
+            said = e.factory().claims(args);
+        } catch (InvalidArgumentException ex) {
+            throw ex;
+        } catch (RuntimeException ex) {
+            throw new InvalidArgumentException(e.type() + ": arguments rejected: " + ex.getMessage());
+        }
+        Map<String, dev.strata.api.Claim> m = new java.util.LinkedHashMap<>();
+        for (String l : lowers) {
+            dev.strata.api.Claim c = said == null ? null : said.get(l);
+            m.put(l, c == null ? dev.strata.api.Claim.SHARED : c);
+        }
+        return m;
+    }
+
     /** The lower devices the arguments name, without duplicates; a factory's failure as one line. */
     static List<String> lowerDevices(FactoryEntry e, Map<String, String> args) {
         List<String> lowers;

@@ -3,10 +3,10 @@ package dev.strata.core.internal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import dev.strata.api.Claim;
 import dev.strata.api.DeviceInfo;
 import dev.strata.api.Target;
 
@@ -35,10 +35,32 @@ final class Inspection {
 
     DeviceInfo info(MappedDevice d) {
         DeviceDefinition def = d.definition;
-        List<String> holders = core.graph.holders(d);
+        List<String> holders;
+        Map<String, Claim> claims;
+        synchronized (core.graph.lock) {
+            holders = core.graph.holdersLocked(d);
+            claims = core.graph.holderClaimsLocked(d);
+        }
         boolean built = d.target != null;
         return new DeviceInfo(d.name, def.type(), def.arguments(), built ? d.size : 0, d.blockSize, d.state(),
-                d.lowers, holders);
+                d.lowers, holders, claims, def.id(), d.persistent, reason(d));
+    }
+
+    /**
+     * Why a device has no target (what it waits for, and the last error if there is one), or
+     * the last error of a device that runs (a changed configuration that could not be applied).
+     */
+    static String reason(MappedDevice d) {
+        String err = d.lastError;
+        if (d.target == null) {
+            String w = d.waitingFor;
+            if (w == null) {
+                return err;
+            }
+            w = w.replace(" (see last_error)", "");
+            return err == null ? "waiting for " + w : "waiting for " + w + ": " + err;
+        }
+        return err;
     }
 
     /** The definitions, in dependency order (lower devices first), as {@code dev:table} prints them. */
@@ -53,7 +75,7 @@ final class Inspection {
     Map<String, String> status(String name) {
         MappedDevice d = core.graph.require(name);
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("state", d.state().name().toLowerCase(Locale.ROOT));
+        m.put("state", dev.strata.core.internal.command.Render.label(d.state()));
         m.put("type", d.definition.type());
         m.put("size", Long.toString(d.target != null ? d.size : 0));
         m.put("block_size", Integer.toString(d.blockSize));
@@ -75,15 +97,20 @@ final class Inspection {
         if (err != null) {
             m.put("last_error", err);
         }
-        Target t = d.target;
-        if (t != null) {
+        // the target is held while it is read, so that it cannot be closed under status()
+        if (d.holds.enter()) {
             try {
-                Map<String, String> ts = t.status();
-                if (ts != null) {
-                    ts.forEach((k, v) -> m.put(m.containsKey(k) ? "target_" + k : k, v));
+                Target t = d.target;
+                if (t != null) {
+                    Map<String, String> ts = t.status();
+                    if (ts != null) {
+                        ts.forEach((k, v) -> m.put(m.containsKey(k) ? "target_" + k : k, v));
+                    }
                 }
             } catch (RuntimeException e) {
                 m.put("status_error", String.valueOf(e.getMessage()));
+            } finally {
+                d.holds.exit();
             }
         }
         return m;

@@ -28,8 +28,26 @@ final class Lifecycle {
         this.core = core;
     }
 
-    /** Builds a target of {@code entry} for {@code d} over the gated views of {@code lowers}. */
-    Target build(MappedDevice d, FactoryEntry entry, Map<String, String> args, List<String> lowers)
+    /**
+     * Builds a target of {@code entry} for {@code d} from {@code def}'s arguments over the gated
+     * views of {@code lowers}, then re-applies {@code def}'s persisted tunables (one that the
+     * target no longer takes is logged and noted in {@code last_error}; the build stands).
+     */
+    Target build(MappedDevice d, FactoryEntry entry, DeviceDefinition def, List<String> lowers) throws IOException {
+        Target t = create(d, entry, def.arguments(), lowers);
+        for (Map.Entry<String, String> tunable : def.tunables().entrySet()) {
+            try {
+                t.message(tunable.getKey(), tunable.getValue());
+            } catch (IOException | RuntimeException e) {
+                d.lastError = "persisted tunable " + tunable.getKey() + "=" + tunable.getValue() + " not re-applied: "
+                        + e.getMessage();
+                LOG.warn("device {}: {}", d.name, d.lastError);
+            }
+        }
+        return t;
+    }
+
+    private Target create(MappedDevice d, FactoryEntry entry, Map<String, String> args, List<String> lowers)
             throws IOException {
         Map<String, MappedDevice> below = new HashMap<>();
         synchronized (core.graph.lock) {
@@ -56,6 +74,11 @@ final class Lifecycle {
             @Override
             public BlockDevice lowerDevice(String name) {
                 return lower(name).view;
+            }
+
+            @Override
+            public String lowerDeviceId(String name) {
+                return lower(name).definition.id();
             }
 
             private MappedDevice lower(String name) {
@@ -92,6 +115,7 @@ final class Lifecycle {
         d.target = t;
         d.factory = entry;
         d.waitingFor = null;
+        d.holds.open();
         if (d.userSuspended) {
             try {
                 t.suspend();
@@ -128,6 +152,7 @@ final class Lifecycle {
                 LOG.warn("device {}: {} request(s) still in flight; waiting before closing its '{}' target", d.name,
                         d.gate.inFlight(), gone.type());
             }
+            releaseHolds(d, true);
             d.target = null;
             d.factory = null;
             d.waitingFor = "target type '" + gone.type() + "'";
@@ -143,6 +168,55 @@ final class Lifecycle {
             if (locked) {
                 d.op.unlock();
             }
+        }
+    }
+
+    /**
+     * Lets no new {@code withTarget} call in and waits for the running ones. With
+     * {@code interrupt} (the manager must close the target: stop, hot update, forced remove) they
+     * are interrupted and waited for at most the gate timeout, then the target is closed anyway;
+     * without, they are waited for a moment and the operation is refused if they go on.
+     */
+    void releaseHolds(MappedDevice d, boolean interrupt) {
+        long wait = interrupt ? core.gateTimeoutNanos() : Math.min(core.gateTimeoutNanos(), HOLD_WAIT_NANOS);
+        if (!d.holds.close(wait, interrupt)) {
+            if (interrupt) {
+                LOG.warn("device {}: a call using its target did not return after an interrupt; closing it anyway",
+                        d.name);
+                return;
+            }
+            throw new InvalidArgumentException("device '" + d.name + "' is in use by a running command (e.g. "
+                    + "cache:writeback); wait for it or interrupt it, or add --force");
+        }
+    }
+
+    private static final long HOLD_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+
+    /**
+     * Suspends the target with the gate closed and drained. A target whose {@code suspend()}
+     * fails may have stopped part of its background work (its daemons): it is resumed, so that
+     * its state matches the open gate, and the device keeps running; if resuming fails too, the
+     * gate stays closed and the device is left suspended (as the user's), with {@code last_error}
+     * saying so, so that nothing runs against a half-stopped target.
+     *
+     * @throws IOException the suspend failed (saying which of the two ends it came to)
+     */
+    void suspendTarget(MappedDevice d, Target t) throws IOException {
+        try {
+            t.suspend();
+        } catch (IOException | RuntimeException e) {
+            try {
+                t.resume();
+            } catch (IOException | RuntimeException r) {
+                d.userSuspended = true;
+                d.lastError = "the target could not suspend (" + e.getMessage() + ") nor resume (" + r.getMessage()
+                        + ")";
+                throw new IOException("device '" + d.name + "': " + d.lastError + "; the device stays suspended: "
+                        + "dev:resume " + d.name + " to retry", e);
+            }
+            d.gate.open();
+            throw new IOException("device '" + d.name + "': the target could not suspend (" + e.getMessage()
+                    + "); it was resumed and the device keeps running", e);
         }
     }
 

@@ -38,6 +38,12 @@ final class MappedDevice {
     volatile Target target;
     volatile FactoryEntry factory;
     volatile List<String> lowers = List.of();
+    /** How this device holds each of its lower devices (granted under the structure lock). */
+    volatile java.util.Map<String, dev.strata.api.Claim> claims = java.util.Map.of();
+    /** False for a transient device: its definition is never stored. */
+    volatile boolean persistent = true;
+    /** Calls running with the target ({@code withTarget}, {@code status}). */
+    final TargetHolds holds = new TargetHolds();
     volatile long size;
     volatile int blockSize = BlockDevice.SECTOR;
     volatile boolean userSuspended;

@@ -133,6 +133,14 @@ final class Reconciler {
             LOG.error("device {}: {}", d.name, e.getMessage());
             return false;
         }
+        java.util.Map<String, dev.strata.api.Claim> claims;
+        try {
+            claims = FactoryRegistry.claims(entry, def.arguments(), lowers);
+        } catch (InvalidArgumentException e) {
+            d.lastError = e.getMessage();
+            d.waitingFor = "valid arguments";
+            return false;
+        }
         synchronized (core.graph.lock) {
             d.lowers = lowers; // record the graph even while waiting
             for (String lower : lowers) {
@@ -142,11 +150,22 @@ final class Reconciler {
                     return false;
                 }
             }
+            try {
+                core.graph.checkClaimsLocked(d.name, claims);
+            } catch (InvalidArgumentException e) {
+                if (!e.getMessage().equals(d.lastError)) {
+                    LOG.error("device {} cannot be built: {}", d.name, e.getMessage());
+                }
+                d.lastError = e.getMessage();
+                d.waitingFor = "its lower devices (see last_error)";
+                return false;
+            }
+            d.claims = java.util.Map.copyOf(claims);
         }
         try {
-            Target t = core.lifecycle.build(d, entry, def.arguments(), lowers);
-            core.lifecycle.attach(d, entry, t);
             d.lastError = null;
+            Target t = core.lifecycle.build(d, entry, def, lowers);
+            core.lifecycle.attach(d, entry, t);
             LOG.info("device {} is up: {}", d.name, def.tableLine());
             return true;
         } catch (IOException | RuntimeException e) {
@@ -199,6 +218,7 @@ final class Reconciler {
                 d.gate.close();
                 core.lifecycle.awaitDrained(d);
                 d.gate.shut("the device manager stopped");
+                core.lifecycle.releaseHolds(d, true);
                 Target t = d.target;
                 d.target = null;
                 if (t != null) {

@@ -5,6 +5,8 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.strata.api.Claim;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,11 +31,23 @@ final class Reloader {
         strategies.put(ReloadOrder.SHARED, this::shared);
     }
 
-    /** Swaps in a target built from {@code def}; {@code persist}: also store the definition. */
-    void reloadLocked(MappedDevice d, DeviceDefinition def, boolean persist) throws IOException {
+    /**
+     * Swaps in a target built from {@code table} (its name, type and arguments; the device keeps
+     * its identity, and its persisted tunables when the type stays the same, except those the new
+     * arguments set). {@code persist}: also store the definition. A target holding dirty data
+     * that the new one does not {@link dev.strata.api.TargetFactory#adopts adopt} is refused
+     * unless {@code force}.
+     *
+     * @return what a forced reload stranded, or null
+     */
+    String reloadLocked(MappedDevice d, DeviceDefinition table, boolean persist, boolean force) throws IOException {
+        DeviceDefinition oldDef = d.definition;
+        DeviceDefinition def = carryOver(oldDef, table);
         FactoryEntry entry = core.factories.require(def.type());
         List<String> newLowers = FactoryRegistry.lowerDevices(entry, def.arguments());
+        Map<String, Claim> newClaims = FactoryRegistry.claims(entry, def.arguments(), newLowers);
         List<String> oldLowers = d.lowers;
+        Map<String, Claim> oldClaims = d.claims;
         synchronized (core.graph.lock) {
             for (String lower : newLowers) {
                 core.graph.requireReadyLowerLocked(lower, d.name);
@@ -42,28 +56,65 @@ final class Reloader {
                             + "'; a device cannot be stacked on itself");
                 }
             }
+            core.graph.checkClaimsLocked(d.name, newClaims);
+        }
+        String stranded = null;
+        if (d.target != null && !adopts(entry, oldDef, def)) {
+            stranded = DirtyGuard.check(d, force, "reloading");
+        }
+        if (d.target != null) {
+            core.lifecycle.releaseHolds(d, force);
+        }
+        synchronized (core.graph.lock) {
             d.lowers = DeviceGraph.union(oldLowers, newLowers); // neither set can be removed meanwhile
+            d.claims = DeviceGraph.strongest(oldClaims, newClaims);
         }
         boolean done = false;
         try {
             Target old = d.target;
             ReloadOrder order = ReloadOrder.of(old, oldLowers, newLowers);
-            strategies.get(order).swap(new Swap(d, old, d.definition, oldLowers, entry, def, newLowers, persist));
+            strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist));
             done = true;
+            core.graph.setClaims(d, newClaims);
             if (order != ReloadOrder.FIRST_BUILD) {
                 LOG.info("reloaded {} ({} order)", def.tableLine(), order.name().toLowerCase(java.util.Locale.ROOT));
             }
         } finally {
             if (!done) {
                 core.graph.setLowers(d, oldLowers);
+                core.graph.setClaims(d, oldClaims);
+                if (d.target != null) {
+                    d.holds.open();
+                }
             }
         }
         core.reconciler.scheduleWaiting();
+        return stranded;
+    }
+
+    /** The new definition: the table given, the device's identity, the tunables that still apply. */
+    private static DeviceDefinition carryOver(DeviceDefinition old, DeviceDefinition table) {
+        Map<String, String> tunables = new java.util.LinkedHashMap<>();
+        if (old.type().equals(table.type())) {
+            tunables.putAll(old.tunables());
+            tunables.keySet().removeAll(table.arguments().keySet()); // an explicit new value wins
+        }
+        tunables.putAll(table.tunables());
+        return new DeviceDefinition(table.name(), table.type(), table.arguments(),
+                table.id() != null ? table.id() : old.id(), tunables);
+    }
+
+    private static boolean adopts(FactoryEntry entry, DeviceDefinition oldDef, DeviceDefinition def) {
+        try {
+            return entry.factory().adopts(oldDef.type(), oldDef.arguments(), def.arguments());
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private void firstBuild(Swap s) throws IOException {
         MappedDevice d = s.device();
-        Target t = core.lifecycle.build(d, s.entry(), s.def().arguments(), s.newLowers());
+        Target t = core.lifecycle.build(d, s.entry(), s.def(), s.newLowers());
         try {
             persist(s);
         } catch (IOException e) {
@@ -76,7 +127,7 @@ final class Reloader {
     private void disjoint(Swap s) throws IOException {
         MappedDevice d = s.device();
         Lifecycle life = core.lifecycle;
-        Target t = life.build(d, s.entry(), s.def().arguments(), s.newLowers());
+        Target t = life.build(d, s.entry(), s.def(), s.newLowers());
         try {
             life.quiesce(d);
         } catch (IOException e) {
@@ -85,12 +136,22 @@ final class Reloader {
         }
         try {
             if (!d.userSuspended) {
-                s.old().suspend();
+                life.suspendTarget(d, s.old()); // on failure: resumed and reopened, or left suspended
             }
+        } catch (IOException e) {
+            life.closeQuietly(d, t);
+            throw e;
+        }
+        try {
             persist(s);
         } catch (IOException | RuntimeException e) {
             life.closeQuietly(d, t);
             if (!d.userSuspended) {
+                try {
+                    s.old().resume();
+                } catch (IOException | RuntimeException r) {
+                    LOG.warn("device {}: resuming the old target failed: {}", d.name, r.getMessage());
+                }
                 d.gate.open();
             }
             throw e instanceof IOException ? (IOException) e : new IOException(e.getMessage(), e);
@@ -108,7 +169,7 @@ final class Reloader {
         life.closeQuietly(d, s.old());
         Target t = null;
         try {
-            t = life.build(d, s.entry(), s.def().arguments(), s.newLowers());
+            t = life.build(d, s.entry(), s.def(), s.newLowers());
             persist(s);
         } catch (IOException | RuntimeException e) {
             if (t != null) {
@@ -129,7 +190,7 @@ final class Reloader {
     }
 
     private void persist(Swap s) throws IOException {
-        if (s.persist()) {
+        if (s.persist() && s.device().persistent) {
             core.store.save(s.device(), s.def());
         }
     }
@@ -141,7 +202,7 @@ final class Reloader {
             if (e == null) {
                 throw new IOException("no factory for '" + oldDef.type() + "'");
             }
-            core.lifecycle.attach(d, e, core.lifecycle.build(d, e, oldDef.arguments(), oldLowers));
+            core.lifecycle.attach(d, e, core.lifecycle.build(d, e, oldDef, oldLowers));
             LOG.info("reload of {} failed; the old target is back", d.name);
         } catch (IOException | RuntimeException ex) {
             d.lastError = "reload failed and the old target could not be reopened: " + ex.getMessage();

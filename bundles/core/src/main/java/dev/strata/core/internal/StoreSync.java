@@ -99,6 +99,15 @@ final class StoreSync {
                 return;
             }
             d = core.graph.getLocked(def.name());
+            if (def.id() == null) {
+                // written before identities existed, or by hand: the device keeps the identity it
+                // has; a new one gets its identity now, stored with the definition
+                def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
+                        : java.util.UUID.randomUUID().toString());
+                if (d == null) {
+                    stampIdentity(key, def);
+                }
+            }
             if (d == null) {
                 d = new MappedDevice(core::gateTimeoutNanos, def);
                 d.storeKey = key;
@@ -127,6 +136,7 @@ final class StoreSync {
             if (d.target == null) {
                 d.definition = def;
                 core.graph.setLowers(d, List.of());
+                core.graph.setClaims(d, java.util.Map.of());
                 d.lastError = null;
                 d.waitingFor = "target type '" + def.type() + "'";
                 core.reconciler.schedule(d);
@@ -134,13 +144,25 @@ final class StoreSync {
             }
             LOG.info("configuration of {} changed: reloading to {}", d.name, def.tableLine());
             try {
-                core.reloader.reloadLocked(d, def, false);
+                core.reloader.reloadLocked(d, def, false, false);
             } catch (IOException | RuntimeException e) {
                 d.lastError = "the changed configuration could not be applied: " + e.getMessage();
                 LOG.error("device {}: {}; it keeps {}", d.name, d.lastError, d.definition.tableLine());
             }
         } finally {
             d.op.unlock();
+        }
+    }
+
+    private void stampIdentity(String key, DeviceDefinition def) {
+        try {
+            String saved = store.save(def);
+            if (!saved.equals(key)) {
+                LOG.warn("device {}: its identity was stored under {}, not {}", def.name(), saved, key);
+            }
+            LOG.info("device {}: identity {} stamped into its definition", def.name(), def.id());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("device {}: could not store its new identity {}: {}", def.name(), def.id(), e.getMessage());
         }
     }
 
@@ -163,7 +185,7 @@ final class StoreSync {
                 return;
             }
             try {
-                core.operations.removeLocked(d, false);
+                core.operations.removeLocked(d, false, false);
             } catch (InvalidArgumentException e) {
                 d.storeKey = null;
                 LOG.warn("the configuration of {} was deleted but {}; keeping the device (it will not come back "

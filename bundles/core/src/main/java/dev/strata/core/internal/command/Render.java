@@ -67,7 +67,12 @@ public final class Render {
     }
 
     public static String state(DeviceInfo d) {
-        return d.state().name().toLowerCase(Locale.ROOT).replace('_', '-');
+        return label(d.state());
+    }
+
+    /** The one spelling of a state, in every command: {@code active}, {@code suspended}, {@code waiting-for-target}. */
+    public static String label(dev.strata.api.DeviceState s) {
+        return s.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     public static String info(DeviceInfo d, DeviceDefinition def) {

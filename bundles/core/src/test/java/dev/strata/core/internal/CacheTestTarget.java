@@ -28,10 +28,10 @@ import dev.strata.api.TargetFactory;
  * until interrupted, so tests can hold a long call. It claims both devices exclusively and
  * adopts a tcache over the same devices.
  */
-final class CacheTestTarget implements CacheTarget {
+public final class CacheTestTarget implements CacheTarget {
     static final Set<String> KEYS = Set.of("backing", "cache", "threshold");
 
-    static final class Factory implements TargetFactory {
+    public static final class Factory implements TargetFactory {
         final AtomicInteger closes = new AtomicInteger();
         final AtomicBoolean closedDuringCall = new AtomicBoolean();
         final AtomicInteger inCall = new AtomicInteger();

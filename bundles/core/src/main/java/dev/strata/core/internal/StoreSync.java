@@ -94,6 +94,7 @@ final class StoreSync {
         }
         DeviceDefinition def = loaded.get();
         MappedDevice d;
+        boolean stamp = false;
         synchronized (core.graph.lock) {
             if (core.stopped) {
                 return;
@@ -101,12 +102,10 @@ final class StoreSync {
             d = core.graph.getLocked(def.name());
             if (def.id() == null) {
                 // written before identities existed, or by hand: the device keeps the identity it
-                // has; a new one gets its identity now, stored with the definition
+                // has; a new one gets its identity now, stored with the definition (below)
                 def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
                         : java.util.UUID.randomUUID().toString());
-                if (d == null) {
-                    stampIdentity(key, def);
-                }
+                stamp = d == null;
             }
             if (d == null) {
                 d = new MappedDevice(core::gateTimeoutNanos, def);
@@ -115,8 +114,14 @@ final class StoreSync {
                 core.graph.putLocked(d);
                 LOG.info("device {} defined by configuration {}: {}", def.name(), key, def.tableLine());
                 core.reconciler.schedule(d);
-                return;
+                d = null;
             }
+        }
+        if (stamp) {
+            stampIdentity(key, def); // outside the structure lock: the store does I/O
+        }
+        if (d == null) {
+            return;
         }
         d.op.lockInterruptibly();
         try {

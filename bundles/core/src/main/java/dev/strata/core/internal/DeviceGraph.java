@@ -260,13 +260,16 @@ final class DeviceGraph {
         return null;
     }
 
-    /** How every holder of {@code d} holds it: devices by their claim, handles shared. */
+    /** How every holder of {@code d} holds it: devices by their granted claim, handles shared. */
     Map<String, Claim> holderClaimsLocked(MappedDevice d) {
         Map<String, Claim> m = new java.util.LinkedHashMap<>();
         for (String h : holdersLocked(d)) {
             MappedDevice u = devices.get(h);
-            Claim c = u == null || u == d ? null : u.claims.get(d.name);
-            m.put(h, c == null ? Claim.SHARED : c);
+            if (u == null || u == d) {
+                m.put(h, Claim.SHARED); // an open handle (an export, a tool)
+            } else if (u.claims.get(d.name) != null) {
+                m.put(h, u.claims.get(d.name));
+            } // else: a device waiting to claim it (not granted yet): listed without a claim
         }
         return m;
     }

@@ -143,6 +143,7 @@ final class Operations {
         d.factory = null;
         core.graph.remove(d);
         LOG.info("removed device {}", d.name);
+        core.reconciler.scheduleWaiting(); // a device waiting for a claim d held may come up now
         if (t != null) {
             try {
                 t.close();
@@ -327,7 +328,8 @@ final class Operations {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted");
+            throw new IOException("device '" + d.name + "': interrupted while waiting for another operation on it; "
+                    + "nothing was changed");
         }
     }
 

@@ -99,10 +99,18 @@ class ClaimsTest extends ManagerFixture {
         assertNotNull(wb1.waitingFor());
         assertTrue(wb1.waitingFor().contains("cache0 is held exclusively by wb0 (tcache cache device)"), wb1.waitingFor());
         assertNull(m.info("wb0").orElseThrow().waitingFor());
+        assertEquals(Map.of("wb0", Claim.EXCLUSIVE), m.info("cache0").orElseThrow().holderClaims(),
+                "a device waiting to claim it holds nothing yet");
         // after a restart the same: the first built wins, the other waits and says why
         restart();
         assertTrue(m.awaitQuiet(30, java.util.concurrent.TimeUnit.SECONDS));
-        long up = m.list().stream().filter(d -> d.name().startsWith("wb") && d.state() == DeviceState.ACTIVE).count();
-        assertEquals(1, up);
+        List<DeviceInfo> up = m.list().stream().filter(d -> d.name().startsWith("wb") && d.state() == DeviceState.ACTIVE)
+                .toList();
+        assertEquals(1, up.size());
+        // once the holder is removed, the other one comes up
+        String other = up.get(0).name().equals("wb0") ? "wb1" : "wb0";
+        m.remove(up.get(0).name());
+        assertTrue(m.awaitQuiet(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(DeviceState.ACTIVE, m.info(other).orElseThrow().state());
     }
 }

@@ -83,7 +83,7 @@ public final class Render {
         List<String> out = new ArrayList<>();
         for (String h : d.holders()) {
             dev.strata.api.Claim c = d.holderClaims() == null ? null : d.holderClaims().get(h);
-            out.add(h + " (" + (c == null ? dev.strata.api.Claim.SHARED : c).label() + ")");
+            out.add(c == null ? h : h + " (" + c.label() + ")");
         }
         return String.join(", ", out);
     }

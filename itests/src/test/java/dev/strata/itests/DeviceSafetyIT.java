@@ -246,4 +246,25 @@ public class DeviceSafetyIT {
         writeboost.start();
         Await.until("cw2 back", 60, () -> manager.info("cw2").map(d -> d.state() == DeviceState.ACTIVE).orElse(false));
     }
+
+    @Test
+    public void devListSaysWhyADeviceFromABrokenCfgWaits() throws Exception {
+        run("dev:create m1 memory size=1M");
+        Path deploy = Path.of(context.getProperty("felix.fileinstall.dir"));
+        Files.writeString(deploy.resolve("dev.strata.device-broken.cfg"), "name=broken\ntype=linear\narg.device=m1\narg.offset=3\n");
+        Files.writeString(deploy.resolve("dev.strata.device-orphan.cfg"), "name=orphan\ntype=linear\narg.device=nosuch\n");
+        Await.until("both .cfg devices defined", 60,
+                () -> manager.info("broken").isPresent() && manager.info("orphan").isPresent());
+        Await.until("the reasons known", 60, () -> manager.info("broken").map(d -> d.waitingFor() != null
+                && d.waitingFor().contains("offset")).orElse(false));
+        String list = run("dev:list");
+        assertTrue(list, list.matches("(?s).*\nbroken +linear +- +waiting-for-target +m1 +- +waiting for a successful build: "
+                + "linear: offset=3 .*"));
+        assertTrue(list, list.matches("(?s).*\norphan +linear +- +waiting-for-target +nosuch +- +waiting for device 'nosuch'\n.*"));
+        assertEquals("waiting-for-target", manager.status("broken").get("state"));
+        Files.delete(deploy.resolve("dev.strata.device-broken.cfg"));
+        Files.delete(deploy.resolve("dev.strata.device-orphan.cfg"));
+        Await.until("the .cfg devices gone", 60, () -> manager.info("broken").isEmpty() && manager.info("orphan").isEmpty());
+        run("dev:remove m1");
+    }
 }

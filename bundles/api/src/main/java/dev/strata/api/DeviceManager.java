@@ -71,7 +71,13 @@ public interface DeviceManager {
     /**
      * Opens a device for use by {@code holder} (e.g. {@code nbd:export1}). While any handle is
      * open the device cannot be removed. I/O through the handle passes the device's gate, so it
-     * waits (never fails) while the device is suspended or its target is being updated.
+     * waits (never fails) while the device is suspended or its target is being updated. A handle
+     * is a shared use: a device another device holds {@link Claim#EXCLUSIVE exclusively} (a
+     * cache's cache or backing device) cannot be opened, and a device with an open handle cannot
+     * be claimed exclusively.
+     *
+     * @throws InvalidArgumentException no such device, or it is held exclusively (one line naming
+     *         the holder)
      */
     DeviceHandle open(String name, String holder);
 

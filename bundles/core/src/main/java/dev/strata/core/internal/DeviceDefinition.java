@@ -8,16 +8,39 @@ import java.util.regex.Pattern;
 import dev.strata.api.InvalidArgumentException;
 
 /**
- * What persists of a mapped device: its name, target type and arguments (its table line).
- * Equality ignores the order of the arguments.
+ * What persists of a mapped device: its name, target type and arguments (its table line), its
+ * identity (a UUID stamped at creation; {@code null} in a definition written before identities
+ * existed, until it is first loaded) and the tunables set with {@code dev:message} that survive a
+ * restart and a reload. Equality ignores the order of the arguments and tunables.
  */
-public record DeviceDefinition(String name, String type, Map<String, String> arguments) {
+public record DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
+        Map<String, String> tunables) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern TYPE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     public DeviceDefinition {
         arguments = Collections.unmodifiableMap(new LinkedHashMap<>(arguments));
+        tunables = Collections.unmodifiableMap(new LinkedHashMap<>(tunables == null ? Map.of() : tunables));
+    }
+
+    /** A definition without identity or tunables (what a user or a {@code .cfg} file gives). */
+    public DeviceDefinition(String name, String type, Map<String, String> arguments) {
+        this(name, type, arguments, null, Map.of());
+    }
+
+    public DeviceDefinition withId(String newId) {
+        return new DeviceDefinition(name, type, arguments, newId, tunables);
+    }
+
+    public DeviceDefinition withTunable(String key, String value) {
+        Map<String, String> t = new LinkedHashMap<>(tunables);
+        t.put(key, value);
+        return new DeviceDefinition(name, type, arguments, id, t);
+    }
+
+    public DeviceDefinition withTunables(Map<String, String> t) {
+        return new DeviceDefinition(name, type, arguments, id, t);
     }
 
     /** Checks a device name: letters, digits, '.', '_', '-', starting with a letter or digit, at most 64. */
@@ -37,7 +60,7 @@ public record DeviceDefinition(String name, String type, Map<String, String> arg
         return type;
     }
 
-    /** The table line: {@code name type key=value…}. */
+    /** The table line: {@code name type key=value…} (what {@code dev:create} takes; no identity, no tunables). */
     public String tableLine() {
         StringBuilder sb = new StringBuilder(name).append(' ').append(type);
         arguments.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));

@@ -9,12 +9,12 @@ import dev.strata.api.DeviceIOException;
 /** A use of a mapped device by a holder (an NBD export, a tool); gated like every I/O. */
 final class Handle implements DeviceHandle {
     private final MappedDevice device;
-    private final DeviceManagerImpl manager;
+    private final java.util.function.BiConsumer<MappedDevice, Handle> release;
     final String holder;
     private volatile boolean closed;
 
-    Handle(DeviceManagerImpl manager, MappedDevice device, String holder) {
-        this.manager = manager;
+    Handle(java.util.function.BiConsumer<MappedDevice, Handle> release, MappedDevice device, String holder) {
+        this.release = release;
         this.device = device;
         this.holder = holder;
     }
@@ -85,7 +85,7 @@ final class Handle implements DeviceHandle {
     public void close() {
         if (!closed) {
             closed = true;
-            manager.release(device, this);
+            release.accept(device, this);
         }
     }
 

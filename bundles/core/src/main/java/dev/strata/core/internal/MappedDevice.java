@@ -32,12 +32,18 @@ final class MappedDevice {
     final AtomicBoolean reconcilePending = new AtomicBoolean();
     final Set<Handle> handles = ConcurrentHashMap.newKeySet();
     final BlockDevice view = new LowerView();
-    private final DeviceManagerImpl manager;
+    private final java.util.function.LongSupplier gateTimeoutNanos;
 
     volatile DeviceDefinition definition;
     volatile Target target;
     volatile FactoryEntry factory;
     volatile List<String> lowers = List.of();
+    /** How this device holds each of its lower devices (granted under the structure lock). */
+    volatile java.util.Map<String, dev.strata.api.Claim> claims = java.util.Map.of();
+    /** False for a transient device: its definition is never stored. */
+    volatile boolean persistent = true;
+    /** Calls running with the target ({@code withTarget}, {@code status}). */
+    final TargetHolds holds = new TargetHolds();
     volatile long size;
     volatile int blockSize = BlockDevice.SECTOR;
     volatile boolean userSuspended;
@@ -56,8 +62,8 @@ final class MappedDevice {
     final LongAdder zeroes = new LongAdder();
     final LongAdder errors = new LongAdder();
 
-    MappedDevice(DeviceManagerImpl manager, DeviceDefinition definition) {
-        this.manager = manager;
+    MappedDevice(java.util.function.LongSupplier gateTimeoutNanos, DeviceDefinition definition) {
+        this.gateTimeoutNanos = gateTimeoutNanos;
         this.name = definition.name();
         this.definition = definition;
     }
@@ -74,7 +80,7 @@ final class MappedDevice {
     }
 
     private long timeout() {
-        return manager.settings().gateTimeoutNanos();
+        return gateTimeoutNanos.getAsLong();
     }
 
     // ---- the gated I/O path: enter, call the current target, exit ----

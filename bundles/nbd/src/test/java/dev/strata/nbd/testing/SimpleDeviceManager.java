@@ -38,7 +38,7 @@ public final class SimpleDeviceManager implements DeviceManager {
             }
         });
         return Optional.of(new DeviceInfo(name, "memory", Map.of(), d.size(), d.blockSize(), DeviceState.ACTIVE,
-                List.of(), h));
+                List.of(), h, shared(h), null, false, null));
     }
 
     @Override
@@ -137,5 +137,11 @@ public final class SimpleDeviceManager implements DeviceManager {
 
         @Override
         public abstract void close();
+    }
+
+    private static Map<String, dev.strata.api.Claim> shared(List<String> holders) {
+        Map<String, dev.strata.api.Claim> m = new java.util.LinkedHashMap<>();
+        holders.forEach(x -> m.put(x, dev.strata.api.Claim.SHARED));
+        return m;
     }
 }

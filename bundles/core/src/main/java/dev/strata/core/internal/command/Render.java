@@ -53,32 +53,75 @@ public final class Render {
     }
 
     public static String devices(List<DeviceInfo> devices) {
+        return devices(devices, false);
+    }
+
+    /**
+     * {@code dev:list}: one row per device; sizes in IEC units, or in bytes with {@code bytes};
+     * who uses a device and how ({@code wb0 (exclusive)}); why a device waits, in its own column.
+     */
+    public static String devices(List<DeviceInfo> devices, boolean bytes) {
         if (devices.isEmpty()) {
             return "no devices; create one with dev:create NAME TYPE key=value… (see dev:targets)\n";
         }
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"NAME", "TYPE", "SIZE", "STATE", "STACKED ON", "USED BY"});
+        rows.add(new String[] {"NAME", "TYPE", "SIZE", "STATE", "STACKED ON", "USED BY", "WHY"});
         for (DeviceInfo d : devices) {
-            rows.add(new String[] {d.name(), d.type(), d.size() == 0 ? "-" : size(d.size()), state(d),
-                    d.lower().isEmpty() ? "-" : String.join(",", d.lower()),
-                    d.holders().isEmpty() ? "-" : String.join(",", d.holders())});
+            rows.add(new String[] {d.name(), d.type(), d.size() == 0 ? "-" : bytes ? Long.toString(d.size()) : size(d.size()),
+                state(d) + (d.persistent() ? "" : " (transient)"),
+                d.lower().isEmpty() ? "-" : String.join(",", d.lower()), holders(d),
+                d.waitingFor() == null ? "-" : d.waitingFor()});
         }
         return table(rows);
     }
 
+    /** {@code wb0 (exclusive), nbd:wb0 (shared)}, or {@code -}. */
+    static String holders(DeviceInfo d) {
+        if (d.holders().isEmpty()) {
+            return "-";
+        }
+        List<String> out = new ArrayList<>();
+        for (String h : d.holders()) {
+            dev.strata.api.Claim c = d.holderClaims() == null ? null : d.holderClaims().get(h);
+            out.add(c == null ? h : h + " (" + c.label() + ")");
+        }
+        return String.join(", ", out);
+    }
+
     public static String state(DeviceInfo d) {
-        return d.state().name().toLowerCase(Locale.ROOT).replace('_', '-');
+        return label(d.state());
+    }
+
+    /** The one spelling of a state, in every command: {@code active}, {@code suspended}, {@code waiting-for-target}. */
+    public static String label(dev.strata.api.DeviceState s) {
+        return s.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     public static String info(DeviceInfo d, DeviceDefinition def) {
+        return info(d, def, false);
+    }
+
+    /** {@code dev:info}: one device, sizes in IEC units with the bytes, or bytes only with {@code bytes}. */
+    public static String info(DeviceInfo d, DeviceDefinition def, boolean bytes) {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"name", d.name()});
+        rows.add(new String[] {"id", d.id() == null ? "-" : d.id()});
         rows.add(new String[] {"type", d.type()});
         rows.add(new String[] {"state", state(d)});
-        rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : size(d.size()) + " (" + d.size() + " bytes)"});
+        if (d.waitingFor() != null) {
+            rows.add(new String[] {"why", d.waitingFor()});
+        }
+        rows.add(new String[] {"persisted", d.persistent() ? "yes" : "no (transient: gone after a restart)"});
+        rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : bytes ? Long.toString(d.size())
+                : size(d.size()) + " (" + d.size() + " bytes)"});
         rows.add(new String[] {"block size", Integer.toString(d.blockSize())});
         rows.add(new String[] {"stacked on", d.lower().isEmpty() ? "-" : String.join(", ", d.lower())});
-        rows.add(new String[] {"used by", d.holders().isEmpty() ? "-" : String.join(", ", d.holders())});
+        rows.add(new String[] {"used by", holders(d)});
+        if (!def.tunables().isEmpty()) {
+            StringBuilder t = new StringBuilder();
+            def.tunables().forEach((k, v) -> t.append(t.length() == 0 ? "" : " ").append(k).append('=').append(v));
+            rows.add(new String[] {"tunables", t.toString()});
+        }
         rows.add(new String[] {"table", def.tableLine()});
         return keyValues(rows);
     }
@@ -122,7 +165,8 @@ public final class Render {
     }
 
     public static String created(DeviceInfo d) {
-        return "created " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d) + "\n";
+        return "created " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d)
+                + (d.persistent() ? "" : " (transient: not stored, gone after a restart)") + "\n";
     }
 
     public static String reloaded(DeviceInfo d) {

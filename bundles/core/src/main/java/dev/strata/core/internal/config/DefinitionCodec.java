@@ -15,6 +15,8 @@ import dev.strata.core.internal.DeviceDefinition;
  * name      = cache0                 the device name
  * type      = linear                 the target type
  * arg.KEY   = VALUE                  one per target argument, e.g. arg.device = disk0
+ * id        = 3f0c…                  the device's identity (UUID), stamped at creation
+ * tunable.KEY = VALUE                one per persisted tunable (dev:message), re-applied after every build
  * </pre>
  * Other properties ({@code service.pid}, {@code service.factoryPid},
  * {@code felix.fileinstall.filename}, …) are ignored. When {@code name} is missing, it is taken
@@ -26,6 +28,8 @@ public final class DefinitionCodec {
     public static final String NAME = "name";
     public static final String TYPE = "type";
     public static final String ARG = "arg.";
+    public static final String ID = "id";
+    public static final String TUNABLE = "tunable.";
     static final String FILEINSTALL_FILENAME = "felix.fileinstall.filename";
 
     private DefinitionCodec() {
@@ -36,6 +40,10 @@ public final class DefinitionCodec {
         props.put(NAME, def.name());
         props.put(TYPE, def.type());
         def.arguments().forEach((k, v) -> props.put(ARG + k, v));
+        if (def.id() != null) {
+            props.put(ID, def.id());
+        }
+        def.tunables().forEach((k, v) -> props.put(TUNABLE + k, v));
         return props;
     }
 
@@ -50,7 +58,8 @@ public final class DefinitionCodec {
         Hashtable<String, Object> props = new Hashtable<>();
         if (current != null) {
             for (String key : Collections.list(current.keys())) {
-                if (!key.equals(NAME) && !key.equals(TYPE) && !key.startsWith(ARG) && !key.startsWith("service.")) {
+                if (!key.equals(NAME) && !key.equals(TYPE) && !key.equals(ID) && !key.startsWith(ARG)
+                        && !key.startsWith(TUNABLE) && !key.startsWith("service.")) {
                     props.put(key, current.get(key));
                 }
             }
@@ -83,8 +92,16 @@ public final class DefinitionCodec {
                 args.put(key.substring(ARG.length()), String.valueOf(props.get(key)).trim());
             }
         }
+        Map<String, String> tunables = new TreeMap<>();
+        for (String key : Collections.list(props.keys())) {
+            if (key.startsWith(TUNABLE) && key.length() > TUNABLE.length()) {
+                tunables.put(key.substring(TUNABLE.length()), String.valueOf(props.get(key)).trim());
+            }
+        }
+        Object id = props.get(ID);
+        String ident = id == null || String.valueOf(id).isBlank() ? null : String.valueOf(id).trim();
         return new DeviceDefinition(DeviceDefinition.checkName(n),
-                DeviceDefinition.checkType(String.valueOf(type).trim()), args);
+                DeviceDefinition.checkType(String.valueOf(type).trim()), args, ident, tunables);
     }
 
     private static String nameFrom(String pid, Object fileName) {

@@ -75,9 +75,9 @@ class DeviceCommandsTest {
         assertEquals("created part0: linear, 4.0 MiB, active\n",
                 run("dev:create part0 linear device=disk0 offset=4M"));
         assertEquals(""
-                + "NAME   TYPE    SIZE     STATE   STACKED ON  USED BY\n"
-                + "disk0  tfile   8.0 MiB  active  -           part0\n"
-                + "part0  linear  4.0 MiB  active  disk0       -\n", run("dev:list"));
+                + "NAME   TYPE    SIZE     STATE   STACKED ON  USED BY         WHY\n"
+                + "disk0  tfile   8.0 MiB  active  -           part0 (shared)  -\n"
+                + "part0  linear  4.0 MiB  active  disk0       -               -\n", run("dev:list"));
         assertEquals("disk0 tfile path=" + img + " size=8M\npart0 linear device=disk0 offset=4M\n", run("dev:table"));
         assertEquals("part0 linear device=disk0 offset=4M\n", run("dev:table part0"));
         String info = run("dev:info part0");
@@ -100,12 +100,13 @@ class DeviceCommandsTest {
     @Test
     void mistakesAreOneLine() throws Exception {
         assertEquals("unknown target type 'nosuch'; available: linear, tfile", error("dev:create x nosuch a=b"));
-        assertEquals("argument 'size' is not of the form key=value", error("dev:create x tfile size"));
+        assertEquals("argument 'size' is not of the form key=value; usage: " + DeviceCommands.CREATE,
+                error("dev:create x tfile size"));
         assertEquals("no device named 'nope'; see dev:list", error("dev:info nope"));
         assertEquals("no device named 'nope'; see dev:list", error("dev:table nope"));
         assertEquals("no device named 'nope'; see dev:list", error("dev:status nope"));
         assertEquals("no device named 'nope'; see dev:list", error("dev:remove nope"));
-        assertEquals("argument 'a' is given twice", error("dev:create x tfile a=1 a=2"));
+        assertEquals("argument 'a' is given twice; usage: " + DeviceCommands.CREATE, error("dev:create x tfile a=1 a=2"));
     }
 
     private String error(String line) {
@@ -127,5 +128,59 @@ class DeviceCommandsTest {
             described.add(m.getName());
         }
         assertEquals(new TreeSet<>(java.util.List.of(FUNCTIONS)), described);
+    }
+
+    @Test
+    void aMissingOrWrongWordPrintsTheUsage() throws Exception {
+        assertEquals("missing the device name; usage: " + DeviceCommands.CREATE, error("dev:create"));
+        assertEquals("missing the target type; usage: " + DeviceCommands.CREATE, error("dev:create x"));
+        assertEquals("missing the device name; usage: " + DeviceCommands.INFO, error("dev:info"));
+        assertEquals("missing the device name; usage: " + DeviceCommands.REMOVE, error("dev:remove"));
+        assertEquals("unknown option --froce; usage: " + DeviceCommands.REMOVE, error("dev:remove --froce x"));
+        assertEquals("unexpected 'y'; usage: " + DeviceCommands.SUSPEND, error("dev:suspend x y"));
+        assertEquals("missing KEY VALUE; usage: " + DeviceCommands.MESSAGE, error("dev:message x"));
+        assertEquals("missing the value of threshold; usage: " + DeviceCommands.MESSAGE, error("dev:message x threshold"));
+        assertEquals("missing the new target type; usage: " + DeviceCommands.RELOAD, error("dev:reload x"));
+        assertEquals("unexpected 'x'; usage: " + DeviceCommands.LIST, error("dev:list x"));
+    }
+
+    @Test
+    void optionsTunablesAndSizes() throws Exception {
+        String img = dir.resolve("disk0.img").toString();
+        // KEY VALUE pairs as well as KEY=VALUE words
+        assertEquals("created disk0: tfile, 8.0 MiB, active\n", run("dev:create disk0 tfile path " + img + " size=8M"));
+        assertEquals("created scratch: linear, 8.0 MiB, active (transient: not stored, gone after a restart)\n",
+                run("dev:create --transient scratch linear device=disk0"));
+        String list = run("dev:list --bytes");
+        assertTrue(list.contains("disk0    tfile   8388608  active "), list);
+        assertTrue(list.contains("scratch  linear  8388608  active (transient)"), list);
+        String info = run("dev:info --bytes disk0");
+        assertTrue(info.contains("size        8388608\n"), info);
+        assertTrue(info.matches("(?s).*\nid +[0-9a-f-]{36}\n.*"), info);
+        assertTrue(run("dev:info scratch").contains("persisted   no (transient: gone after a restart)"));
+        assertEquals("removed scratch\n", run("dev:remove --force scratch"));
+        assertEquals("reloaded disk0: tfile, 4.0 MiB, active\n", run("dev:reload --force disk0 tfile path=" + img + " size 4M"));
+    }
+
+    @Test
+    void messagesTakeKeyValueOrKeyEqualsValue() throws Exception {
+        manager.addFactory(TestTargets.entry(new dev.strata.core.internal.CacheTestTarget.Factory(), "tcache"));
+        run("dev:create disk0 tfile path=" + dir.resolve("d.img") + " size=1M");
+        run("dev:create cache0 tfile path=" + dir.resolve("c.img") + " size=1M");
+        run("dev:create wb0 tcache backing=disk0 cache=cache0");
+        assertEquals("wb0: threshold=50\n", run("dev:message wb0 threshold 50"));
+        assertEquals("wb0: threshold=60\n", run("dev:message wb0 threshold=60"));
+        assertEquals("threshold=60", manager.definition("wb0").tunables().entrySet().iterator().next().toString());
+        assertEquals("wb0: threshold=70 (this time only: not kept)\n", run("dev:message --transient wb0 threshold=70"));
+        assertEquals("wb0: writeback=all (writeback is an action, not a setting: done once, not kept)\n",
+                run("dev:message wb0 writeback all"));
+        assertTrue(run("dev:info wb0").contains("tunables    threshold=60\n"));
+        String list = run("dev:list");
+        assertTrue(list.matches("(?s).*\ncache0 +tfile +1\\.0 MiB +active +- +wb0 \\(exclusive\\) +-\n.*"), list);
+        run("dev:message wb0 dirty 8192");
+        assertEquals("wb0 holds 8,192 dirty blocks its backing device does not have; run cache:detach wb0 first, "
+                + "or add --force to strand them on cache0", error("dev:remove wb0"));
+        assertEquals("removed wb0\nwarning: removing wb0 stranded 8,192 dirty blocks on cache0 (its backing device "
+                + "does not have them)\n", run("dev:remove wb0 --force"));
     }
 }

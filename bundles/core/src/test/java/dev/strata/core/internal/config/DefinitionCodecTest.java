@@ -90,4 +90,17 @@ class DefinitionCodecTest {
         assertEquals(4, merged.size());
         assertEquals(new DeviceDefinition("d", "linear", Map.of("device", "b")), DefinitionCodec.decode("p", merged));
     }
+
+    @Test
+    void identityAndTunablesRoundTrip() {
+        DeviceDefinition def = new DeviceDefinition("wb0", "writeboost", java.util.Map.of("backing", "d", "cache", "c"),
+                "6f1c2a3e-0000-4000-8000-000000000001", java.util.Map.of("writeback_threshold", "50"));
+        java.util.Dictionary<String, Object> props = DefinitionCodec.encode(def);
+        assertEquals("6f1c2a3e-0000-4000-8000-000000000001", props.get("id"));
+        assertEquals("50", props.get("tunable.writeback_threshold"));
+        assertEquals(def, DefinitionCodec.decode("dev.strata.device~wb0", props));
+        // a definition written before identities existed has none until it is first loaded
+        props.remove("id");
+        assertEquals(null, DefinitionCodec.decode("dev.strata.device~wb0", props).id());
+    }
 }

@@ -1,0 +1,69 @@
+package dev.strata.core.internal;
+
+import java.util.Locale;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.strata.api.CacheTarget;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Target;
+
+/**
+ * Refuses to remove a device, or reload it into a target that cannot adopt its state, while
+ * its target holds data its lower devices do not (a cache's dirty blocks): that data would
+ * silently vanish from the device. With {@code force} the operation goes ahead and the caller
+ * gets a line saying what was stranded where.
+ */
+final class DirtyGuard {
+    private static final Logger LOG = LoggerFactory.getLogger(DirtyGuard.class);
+
+    private DirtyGuard() {
+    }
+
+    /**
+     * Checks {@code d}'s target before it is dropped.
+     *
+     * @return null when nothing is stranded, else the line saying what was (when forced)
+     * @throws InvalidArgumentException when dirty blocks would be stranded and not {@code force}
+     */
+    static String check(MappedDevice d, boolean force, String operation) {
+        Target t = d.target;
+        if (!(t instanceof CacheTarget c)) {
+            return null;
+        }
+        long dirty;
+        try {
+            dirty = c.dirtyBlocks();
+        } catch (RuntimeException e) {
+            LOG.warn("device {}: could not read its dirty blocks: {}", d.name, e.getMessage());
+            dirty = -1;
+        }
+        if (dirty == 0) {
+            return null;
+        }
+        String cacheDevice = cacheDevice(d, c);
+        String count = dirty < 0 ? "an unknown number of" : String.format(Locale.ROOT, "%,d", dirty);
+        if (!force) {
+            throw new InvalidArgumentException(d.name + " holds " + count
+                    + " dirty blocks its backing device does not have; run cache:detach " + d.name
+                    + " first, or add --force to strand them on " + cacheDevice);
+        }
+        String note = operation + " " + d.name + " stranded " + count + " dirty blocks on " + cacheDevice
+                + " (its backing device does not have them)";
+        LOG.warn("device {}: {}", d.name, note);
+        return note;
+    }
+
+    private static String cacheDevice(MappedDevice d, CacheTarget c) {
+        try {
+            String v = d.definition.arguments().get(c.cacheDeviceArgument());
+            if (v != null) {
+                return v;
+            }
+        } catch (RuntimeException e) {
+            // fall through: name the device itself
+        }
+        return "its cache device";
+    }
+}

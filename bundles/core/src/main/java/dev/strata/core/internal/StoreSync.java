@@ -1,0 +1,203 @@
+package dev.strata.core.internal;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Future;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.strata.api.InvalidArgumentException;
+
+/**
+ * Keeps the devices and the {@link DefinitionStore} in step: writes the manager's changes,
+ * loads every definition at start, and applies definitions created, changed or deleted from
+ * outside (FileInstall, {@code cm}) in the order they happened, on one lane. Deliveries may be
+ * stale: the current definition is re-read, and one equal to the device's is a no-op (that is
+ * how the manager's own writes echo).
+ */
+final class StoreSync {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreSync.class);
+    private final Core core;
+    private volatile DefinitionStore store;
+
+    StoreSync(Core core) {
+        this.core = core;
+    }
+
+    void use(DefinitionStore s) {
+        store = s;
+    }
+
+    /** Stores {@code def} as the definition of {@code d}. */
+    void save(MappedDevice d, DeviceDefinition def) throws IOException {
+        try {
+            d.storeKey = store.save(def);
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("could not persist device '" + d.name + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes the stored definition of {@code d}. */
+    void delete(MappedDevice d) throws IOException {
+        try {
+            store.delete(d.name);
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("could not delete the stored definition of '" + d.name + "': " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Loads every stored definition and builds, on the calling thread and in dependency order,
+     * every device whose factory and lower devices are there; the others wait (and are built in
+     * the background when what they need appears).
+     */
+    void loadAll() {
+        try {
+            for (String key : store.keys()) {
+                applyStored(key);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("could not load the stored device definitions", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        boolean progress = true;
+        while (progress && !core.stopped) {
+            progress = false;
+            for (MappedDevice d : core.graph.waiting()) {
+                try {
+                    core.reconciler.reconcile(d);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                progress |= d.target != null;
+            }
+        }
+    }
+
+    Future<?> changed(String key) {
+        return core.tasks.submitInOrder(() -> applyStored(key));
+    }
+
+    Future<?> deleted(String key) {
+        return core.tasks.submitInOrder(() -> applyDeleted(key));
+    }
+
+    private void applyStored(String key) throws IOException, InterruptedException {
+        Optional<DeviceDefinition> loaded = store.load(key);
+        if (loaded.isEmpty()) {
+            return;
+        }
+        DeviceDefinition def = loaded.get();
+        MappedDevice d;
+        boolean stamp = false;
+        synchronized (core.graph.lock) {
+            if (core.stopped) {
+                return;
+            }
+            d = core.graph.getLocked(def.name());
+            if (def.id() == null) {
+                // written before identities existed, or by hand: the device keeps the identity it
+                // has; a new one gets its identity now, stored with the definition (below)
+                def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
+                        : java.util.UUID.randomUUID().toString());
+                stamp = d == null;
+            }
+            if (d == null) {
+                d = new MappedDevice(core::gateTimeoutNanos, def);
+                d.storeKey = key;
+                d.waitingFor = "target type '" + def.type() + "'";
+                core.graph.putLocked(d);
+                LOG.info("device {} defined by configuration {}: {}", def.name(), key, def.tableLine());
+                core.reconciler.schedule(d);
+                d = null;
+            }
+        }
+        if (stamp) {
+            stampIdentity(key, def); // outside the structure lock: the store does I/O
+        }
+        if (d == null) {
+            return;
+        }
+        d.op.lockInterruptibly();
+        try {
+            if (d.removed) {
+                return;
+            }
+            if (d.storeKey == null) {
+                d.storeKey = key;
+            } else if (!d.storeKey.equals(key)) {
+                LOG.warn("configuration {} defines device {}, which configuration {} already defines; ignored", key,
+                        def.name(), d.storeKey);
+                return;
+            }
+            if (def.equals(d.definition)) {
+                return;
+            }
+            if (d.target == null) {
+                d.definition = def;
+                core.graph.setLowers(d, List.of());
+                core.graph.setClaims(d, java.util.Map.of());
+                d.lastError = null;
+                d.waitingFor = "target type '" + def.type() + "'";
+                core.reconciler.schedule(d);
+                return;
+            }
+            LOG.info("configuration of {} changed: reloading to {}", d.name, def.tableLine());
+            try {
+                core.reloader.reloadLocked(d, def, false, false);
+            } catch (IOException | RuntimeException e) {
+                d.lastError = "the changed configuration could not be applied: " + e.getMessage();
+                LOG.error("device {}: {}; it keeps {}", d.name, d.lastError, d.definition.tableLine());
+            }
+        } finally {
+            d.op.unlock();
+        }
+    }
+
+    private void stampIdentity(String key, DeviceDefinition def) {
+        try {
+            String saved = store.save(def);
+            if (!saved.equals(key)) {
+                LOG.warn("device {}: its identity was stored under {}, not {}", def.name(), saved, key);
+            }
+            LOG.info("device {}: identity {} stamped into its definition", def.name(), def.id());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("device {}: could not store its new identity {}: {}", def.name(), def.id(), e.getMessage());
+        }
+    }
+
+    private void applyDeleted(String key) throws IOException, InterruptedException {
+        if (store.load(key).isPresent()) {
+            return; // re-created meanwhile
+        }
+        MappedDevice d = null;
+        for (MappedDevice x : core.graph.all()) {
+            if (key.equals(x.storeKey)) {
+                d = x;
+            }
+        }
+        if (d == null) {
+            return;
+        }
+        d.op.lockInterruptibly();
+        try {
+            if (d.removed) {
+                return;
+            }
+            try {
+                core.operations.removeLocked(d, false, false);
+            } catch (InvalidArgumentException e) {
+                d.storeKey = null;
+                LOG.warn("the configuration of {} was deleted but {}; keeping the device (it will not come back "
+                        + "after a restart unless created again)", d.name, e.getMessage());
+            }
+        } finally {
+            d.op.unlock();
+        }
+    }
+}

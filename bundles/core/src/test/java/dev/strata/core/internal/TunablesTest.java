@@ -1,0 +1,94 @@
+package dev.strata.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import dev.strata.api.DeviceState;
+
+/** Tunables set with dev:message survive restart and reload; transient devices are never stored. */
+class TunablesTest extends ManagerFixture {
+
+    private Map<String, String> storedTunables(String name) {
+        return store.snapshot().values().stream().filter(d -> d.name().equals(name)).findFirst().orElseThrow()
+                .tunables();
+    }
+
+    @Test
+    void aTunableSurvivesARestart() throws Exception {
+        cacheStack();
+        m.message("wb0", "threshold", "50");
+        assertEquals(Map.of("threshold", "50"), storedTunables("wb0"));
+        restart();
+        assertEquals("50", m.status("wb0").get("threshold"));
+    }
+
+    @Test
+    void aTunableSurvivesAReloadUnlessTheReloadSetsIt() throws Exception {
+        cacheStack();
+        m.message("wb0", "threshold", "50", true);
+        m.reload("wb0", "tcache", args("backing", "disk0", "cache", "cache0"));
+        assertEquals("50", m.status("wb0").get("threshold"));
+        m.reload("wb0", "tcache", args("backing", "disk0", "cache", "cache0", "threshold", "70"));
+        assertEquals("70", m.status("wb0").get("threshold"));
+        assertEquals(Map.of(), storedTunables("wb0"));
+        restart();
+        assertEquals("70", m.status("wb0").get("threshold"));
+    }
+
+    @Test
+    void aOneOffIsNotKept() throws Exception {
+        cacheStack();
+        m.message("wb0", "threshold", "50", false);
+        assertEquals("50", m.status("wb0").get("threshold"));
+        assertEquals(Map.of(), storedTunables("wb0"));
+        restart();
+        assertEquals("10", m.status("wb0").get("threshold"));
+    }
+
+    @Test
+    void anActionIsNeverKept() throws Exception {
+        cacheStack();
+        assertEquals("writeback is an action, not a setting: done once, not kept",
+                m.messageReporting("wb0", "writeback", "all", true));
+        assertEquals(Map.of(), storedTunables("wb0"));
+    }
+
+    @Test
+    void aBadValueChangesNothing() throws Exception {
+        cacheStack();
+        refused(() -> m.message("wb0", "threshold", "lots"), "threshold=lots is not a number");
+        assertEquals(Map.of(), storedTunables("wb0"));
+    }
+
+    @Test
+    void aTransientDeviceIsNeverStored() throws Exception {
+        disk("disk0");
+        m.createTransient("scratch", "linear", args("device", "disk0"));
+        assertFalse(m.info("scratch").orElseThrow().persistent());
+        assertTrue(m.info("disk0").orElseThrow().persistent());
+        assertFalse(store.snapshot().values().stream().anyMatch(d -> d.name().equals("scratch")));
+        m.reload("scratch", "linear", args("device", "disk0", "length", "512K"));
+        assertFalse(store.snapshot().values().stream().anyMatch(d -> d.name().equals("scratch")));
+        restart();
+        assertTrue(m.info("scratch").isEmpty());
+        assertEquals(DeviceState.ACTIVE, m.info("disk0").orElseThrow().state());
+    }
+
+    @Test
+    void aTransientDevicesTunablesLiveAsLongAsIt() throws Exception {
+        disk("disk0");
+        disk("cache0");
+        m.createTransient("wb0", "tcache", args("backing", "disk0", "cache", "cache0"));
+        m.message("wb0", "threshold", "40");
+        m.reload("wb0", "tcache", args("backing", "disk0", "cache", "cache0"));
+        assertEquals("40", m.status("wb0").get("threshold"));
+        m.remove("wb0");
+        assertNull(m.info("wb0").orElse(null));
+    }
+}

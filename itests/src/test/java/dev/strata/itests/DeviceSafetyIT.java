@@ -1,0 +1,270 @@
+package dev.strata.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Dictionary;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import javax.inject.Inject;
+
+import org.apache.felix.service.command.CommandProcessor;
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Converter;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.util.tracker.ServiceTracker;
+
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceHandle;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.DeviceState;
+
+/**
+ * Issue 9's core safety through Gogo in a real Felix with writeboost: claims (nothing stacks on
+ * or exports a cache's devices, no second cache on them), dirty guards (remove and reload of a
+ * dirty cache refused, a reload that adopts the state allowed, {@code --force} says what it
+ * stranded), identity and tunables in Configuration Admin, transient devices, and a call held
+ * through {@code withTarget} interrupted by a hot update of the writeboost bundle.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class DeviceSafetyIT {
+
+    @Inject
+    BundleContext context;
+
+    @Inject
+    CommandProcessor processor;
+
+    @Inject
+    DeviceManager manager;
+
+    @Inject
+    ConfigurationAdmin cm;
+
+    private CommandSession session;
+    private Path dir;
+
+    @Configuration
+    public Option[] config() {
+        return StrataOptions.distribution(StrataOptions.workDir("device-safety"));
+    }
+
+    @Before
+    public void openSession() throws Exception {
+        dir = Path.of(context.getProperty("felix.fileinstall.dir")).getParent().resolve("data");
+        Files.createDirectories(dir);
+        ServiceTracker<Object, Object> commands = new ServiceTracker<>(context,
+                context.createFilter("(&(osgi.command.scope=dev)(osgi.command.function=remove))"), null);
+        commands.open();
+        try {
+            assertNotNull("dev: commands registered", commands.waitForService(60_000));
+        } finally {
+            commands.close();
+        }
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]),
+                new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream()));
+        Await.until("the file, memory and writeboost target types", 60, () -> manager.targetTypes().stream()
+                .filter(t -> t.type().equals("file") || t.type().equals("writeboost") || t.type().equals("memory"))
+                .count() == 3);
+    }
+
+    @After
+    public void closeSession() {
+        if (session != null) {
+            session.close();
+        }
+    }
+
+    private String run(String command) throws Exception {
+        Object result = session.execute(command);
+        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+    }
+
+    /** The one-line message of a command that must fail. */
+    private String failure(String command) {
+        try {
+            Object r = session.execute(command);
+            fail(command + " should fail, returned " + r);
+            return null;
+        } catch (Exception e) {
+            String m = String.valueOf(e.getMessage());
+            assertFalse("one line: " + m, m.contains("\n"));
+            assertFalse("no exception class name: " + m, m.contains("Exception"));
+            return m;
+        }
+    }
+
+    private void cache(String name, String backing, String fast) throws Exception {
+        run("dev:create " + backing + " file path=" + dir.resolve(backing + ".img") + " size=64M create=true");
+        run("dev:create " + fast + " file path=" + dir.resolve(fast + ".img") + " size=32M create=true");
+        run("dev:create " + name + " writeboost backing=" + backing + " cache=" + fast);
+    }
+
+    private Dictionary<String, Object> stored(String name) throws Exception {
+        org.osgi.service.cm.Configuration[] cs = cm.listConfigurations("(&(service.factoryPid=dev.strata.device)(name="
+                + name + "))");
+        return cs == null || cs.length == 0 ? null : cs[0].getProperties();
+    }
+
+    @Test
+    public void aCacheDeviceCannotBeClaimedTwiceNorExported() throws Exception {
+        cache("cw0", "slow0", "fast0");
+        assertEquals("fast0 is held exclusively by cw0 (writeboost cache device); stack on cw0 instead, or remove it first",
+                failure("dev:create peek linear device=fast0"));
+        run("dev:create slow2 file path=" + dir.resolve("slow2.img") + " size=64M create=true");
+        assertTrue(failure("dev:create wb6 writeboost backing=slow2 cache=fast0")
+                .startsWith("fast0 is held exclusively by cw0 (writeboost cache device)"));
+        assertTrue(failure("dev:create wb7 writeboost backing=slow0 cache=slow2")
+                .startsWith("slow0 is held exclusively by cw0 (writeboost backing device)"));
+        assertFalse(manager.info("peek").isPresent());
+        assertFalse(manager.info("wb6").isPresent());
+        try {
+            manager.open("fast0", "nbd:fast0").close();
+            fail("an exclusively held device was opened for an export");
+        } catch (IllegalArgumentException e) {
+            assertTrue(e.getMessage(), e.getMessage().startsWith("fast0 is held exclusively by cw0"));
+        }
+        String list = run("dev:list");
+        assertTrue(list, list.matches("(?s).*\nfast0 +file +32\\.0 MiB +active +- +cw0 \\(exclusive\\) +-\n.*"));
+        assertTrue(list, list.matches("(?s).*\nslow0 +file +64\\.0 MiB +active +- +cw0 \\(exclusive\\) +-\n.*"));
+        assertTrue(run("dev:list --bytes").contains("33554432"));
+    }
+
+    @Test
+    public void aDirtyCacheIsNotRemovedOrReloadedAwayUnlessForced() throws Exception {
+        cache("cw1", "slow1", "fast1");
+        run("dev:message cw1 writeback_threshold=0");
+        try (DeviceHandle h = manager.open("cw1", "itest:dirty")) {
+            // small scattered writes: cached (not bypassed as large or sequential writes are)
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            for (int i = 0; i < 256; i++) {
+                b.clear();
+                h.write((long) ((i * 37) % 256) * 65536, b, 0);
+            }
+            h.flush();
+        }
+        long dirty = manager.withTarget("cw1", CacheTarget.class, CacheTarget::dirtyBlocks);
+        assertTrue("dirty blocks: " + dirty, dirty > 0);
+        String dirtyText = String.format(java.util.Locale.ROOT, "%,d", dirty);
+        String refusal = "cw1 holds " + dirtyText + " dirty blocks its backing device does not have; run cache:detach cw1 "
+                + "first, or add --force to strand them on fast1";
+        assertEquals(refusal, failure("dev:remove cw1"));
+        assertEquals(refusal, failure("dev:reload cw1 linear device=slow1"));
+        assertEquals("writeboost", manager.info("cw1").orElseThrow().type());
+        // writeboost over the same devices adopts the log, dirty blocks included
+        assertTrue(run("dev:reload cw1 writeboost backing=slow1 cache=fast1").startsWith("reloaded cw1"));
+        assertEquals("the persisted tunable is re-applied after the reload", "0",
+                manager.status("cw1").get("writeback_threshold"));
+        assertEquals("0", stored("cw1").get("tunable.writeback_threshold"));
+        String forced = run("dev:remove --force cw1");
+        assertTrue(forced, forced.contains("removing cw1 stranded "));
+        assertTrue(forced, forced.contains(" dirty blocks on fast1"));
+        assertFalse(manager.info("cw1").isPresent());
+        assertEquals(null, stored("cw1"));
+    }
+
+    @Test
+    public void identityTunablesAndTransientDevices() throws Exception {
+        run("dev:create m0 memory size=1M");
+        String id = manager.info("m0").orElseThrow().id();
+        assertNotNull(id);
+        assertEquals(id, stored("m0").get("id"));
+        assertTrue(run("dev:info m0").contains(id));
+        run("dev:reload m0 memory size=2M");
+        assertEquals(id, manager.info("m0").orElseThrow().id());
+        assertTrue(run("dev:create --transient t0 memory size=1M").contains("transient"));
+        assertEquals(null, stored("t0"));
+        assertTrue(run("dev:list").contains("active (transient)"));
+        assertTrue(failure("dev:create").startsWith("missing the device name; usage: dev:create"));
+        assertTrue(failure("dev:message m0").startsWith("missing KEY VALUE; usage: dev:message"));
+        run("dev:remove t0");
+        run("dev:remove m0");
+    }
+
+    @Test
+    public void aHotUpdateInterruptsACallHoldingTheTarget() throws Exception {
+        cache("cw2", "slow3", "fast3");
+        CountDownLatch inside = new CountDownLatch(1);
+        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+        Thread caller = new Thread(() -> {
+            try {
+                manager.withTarget("cw2", CacheTarget.class, c -> {
+                    inside.countDown();
+                    new CountDownLatch(1).await(); // a long operation, cancelled only by an interrupt
+                    return null;
+                });
+                outcome.complete(null);
+            } catch (Throwable t) {
+                outcome.complete(t);
+            }
+        }, "device-safety-call");
+        caller.start();
+        assertTrue(inside.await(60, TimeUnit.SECONDS));
+        Bundle writeboost = null;
+        for (Bundle b : context.getBundles()) {
+            if (b.getSymbolicName().equals("dev.strata.cache.writeboost")) {
+                writeboost = b;
+            }
+        }
+        assertNotNull(writeboost);
+        writeboost.stop();
+        Throwable t;
+        try {
+            t = outcome.get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new AssertionError(e);
+        }
+        assertTrue("the call was interrupted: " + t, t instanceof InterruptedException);
+        Await.until("cw2 waits for its target type", 60,
+                () -> manager.info("cw2").map(d -> d.state() == DeviceState.WAITING_FOR_TARGET).orElse(false));
+        assertTrue(run("dev:list").contains("waiting for target type 'writeboost'"));
+        assertEquals("waiting-for-target", manager.status("cw2").get("state"));
+        writeboost.start();
+        Await.until("cw2 back", 60, () -> manager.info("cw2").map(d -> d.state() == DeviceState.ACTIVE).orElse(false));
+    }
+
+    @Test
+    public void devListSaysWhyADeviceFromABrokenCfgWaits() throws Exception {
+        run("dev:create m1 memory size=1M");
+        Path deploy = Path.of(context.getProperty("felix.fileinstall.dir"));
+        Files.writeString(deploy.resolve("dev.strata.device-broken.cfg"), "name=broken\ntype=linear\narg.device=m1\narg.offset=3\n");
+        Files.writeString(deploy.resolve("dev.strata.device-orphan.cfg"), "name=orphan\ntype=linear\narg.device=nosuch\n");
+        Await.until("both .cfg devices defined", 60,
+                () -> manager.info("broken").isPresent() && manager.info("orphan").isPresent());
+        Await.until("the reasons known", 60, () -> manager.info("broken").map(d -> d.waitingFor() != null
+                && d.waitingFor().contains("offset")).orElse(false));
+        String list = run("dev:list");
+        assertTrue(list, list.matches("(?s).*\nbroken +linear +- +waiting-for-target +m1 +- +waiting for a successful build: "
+                + "linear: offset=3 .*"));
+        assertTrue(list, list.matches("(?s).*\norphan +linear +- +waiting-for-target +nosuch +- +waiting for device 'nosuch'\n.*"));
+        assertEquals("waiting-for-target", manager.status("broken").get("state"));
+        Files.delete(deploy.resolve("dev.strata.device-broken.cfg"));
+        Files.delete(deploy.resolve("dev.strata.device-orphan.cfg"));
+        Await.until("the .cfg devices gone", 60, () -> manager.info("broken").isEmpty() && manager.info("orphan").isEmpty());
+        run("dev:remove m1");
+    }
+}

@@ -3,7 +3,7 @@
 # run, on this machine. Usage:
 #
 #   itests/bench/run.sh [--quick] [--rebuild] [--only WORKLOAD[,WORKLOAD…]] [--reps N]
-#                       [--out DIR] [--no-docs]
+#                       [--systems SYSTEM[,SYSTEM…]] [--out DIR] [--no-docs]
 #
 # --quick    small sizes and short runs (under 10 minutes on 2 cores); default is the full run
 # --rebuild  run `mvn -B -q -DskipTests package` even if a distribution is already built
@@ -11,6 +11,8 @@
 # --only     run only these workloads (names as in the table: randwrite-4k, randwrite-512k,
 #            sweep, seqwrite-1m, seqwrite-64m, randread-4k, mix-zipf, writeback, coldstart)
 # --reps N   repetitions per system and workload (default 3; medians are reported)
+# --systems  measure only these systems (e.g. strata-file,nbdkit-file; a workload's reference
+#            that is left out is simply missing from its ratios)
 # --out DIR  where raw results go (fio JSON, logs, raw.tsv; default itests/bench/target/run-DATE)
 # --no-docs  do not rewrite docs/benchmarks.md and docs/img/ (results stay in --out)
 #
@@ -18,8 +20,9 @@
 # were free, and is stopped when the script ends, however it ends (Ctrl-C included);
 # data files live in a temp dir on the local disk (BENCH_TMPDIR, default /var/tmp) that is
 # removed at the end. Environment knobs: BENCH_TMPDIR, BENCH_SLOW_DELAY (default 5ms),
-# BENCH_SLOW_RATE (bits/s cap on the slow device, default none), STRATA_DIST,
-# STRATA_WB_ARGS (extra writeboost key=value arguments).
+# BENCH_SLOW_RATE (bits/s cap on the slow device, nbdkit's binary units; default 1200M, about
+# 150 MiB/s like a 7200 rpm disk; 0 for none), STRATA_DIST, STRATA_WB_ARGS (extra writeboost
+# key=value arguments).
 set -u
 set -o pipefail
 # The whole script is one compound command, so bash has read all of it before it runs any
@@ -30,7 +33,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 JOBS=$HERE/jobs
 
-QUICK=0 REBUILD=0 NOBUILD=0 ONLY="" REPS=3 OUT="" DOCS=1
+QUICK=0 REBUILD=0 NOBUILD=0 ONLY="" REPS=3 OUT="" DOCS=1 ONLY_SYSTEMS=""
 ARGS_GIVEN="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -39,9 +42,10 @@ while [ $# -gt 0 ]; do
         --no-build) NOBUILD=1 ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
         --reps) REPS=${2:?--reps needs a number}; shift ;;
+        --systems) ONLY_SYSTEMS=${2:?--systems needs a list}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --no-docs) DOCS=0 ;;
-        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -72,7 +76,7 @@ fi
 for p in memory file nbd; do
     nbdkit "$p" --version >/dev/null 2>&1 || { echo "bench: nbdkit has no '$p' plugin; install the Debian package 'nbdkit'" >&2; exit 1; }
 done
-for f in cache delay noparallel; do
+for f in cache delay noparallel rate; do
     nbdkit --filter="$f" null --version >/dev/null 2>&1 || { echo "bench: nbdkit has no '$f' filter; install the Debian package 'nbdkit'" >&2; exit 1; }
 done
 
@@ -133,6 +137,12 @@ WATCHDOG=$!
 
 # --- sizes -----------------------------------------------------------------------------------
 SLOW_DELAY=${BENCH_SLOW_DELAY:-5ms}
+# The slow device's bandwidth (bits/s; nbdkit reads 1200M as 1200 x 2^20): 1200M is about
+# 150 MiB/s, a 7200 rpm disk's sequential rate. Without a cap, 32 MiB requests reach ~1.3 GB/s on
+# a RAM disk with 5 ms per request, faster than any disk, and "as fast as the slow device
+# alone" would measure the NBD hop in between instead of the cache's bypass.
+SLOW_RATE=${BENCH_SLOW_RATE-1200M}
+case "$SLOW_RATE" in 0|none|off) SLOW_RATE="" ;; esac
 if [ $QUICK -eq 1 ]; then
     MODE=quick
     SLOW_SIZE=1G FILE_SIZE=256M CACHE_SIZE=512M
@@ -154,6 +164,8 @@ fi
 # The part of each slow device the workloads write (its RAM allocated before anything is measured).
 # (in bytes: fio does not take numfmt's "2.0G")
 SLOW_PREFILL=$(printf '%s\n' "$(numfmt --from=iec "$REGION")" "$(numfmt --from=iec "$IO_SEQ")" | sort -n | tail -n 1)
+# The same for both memory ceilings (at most their size).
+MEM_PREFILL=$(printf '%s\n' "$SLOW_PREFILL" "$(numfmt --from=iec "$FILE_SIZE")" | sort -n | head -n 1)
 
 ALL_WORKLOADS="randwrite-4k randwrite-512k sweep seqwrite-1m seqwrite-64m randread-4k mix-zipf writeback coldstart"
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -161,33 +173,54 @@ for w in ${ONLY//,/ }; do
     [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (one of: $ALL_WORKLOADS)"
 done
 
-# Which systems run which workload (reference first). The physical limit and nbdkit memory
-# bound what any NBD server can do here; the file exports compare Strata's export path with
-# nbdkit's and qemu-nbd's; the caches over the slow device compare Strata writeboost with
-# nbdkit's cache filter and the slow device alone.
+# Which systems run which workload (reference first). The physical limit and the two RAM
+# exports (nbdkit memory, Strata memory: the NBD ceilings, both written once before) bound what
+# an NBD server can do here; the file exports compare Strata's export path with nbdkit's and
+# qemu-nbd's; the caches over the slow device compare Strata writeboost with nbdkit's cache
+# filter and the slow device alone.
 EXPORTS="strata-file nbdkit-file strata-direct qemu-nbd"
 CACHES="strata-wb nbdkit-cache"
+CEILINGS="nbdkit-memory strata-memory"
 declare -A SYSTEMS_OF=(
-    [randwrite-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
-    [randwrite-512k]="nbdkit-memory raw-fast raw-slow $CACHES"
-    [sweep]="nbdkit-memory raw-fast $CACHES"
-    [seqwrite-1m]="raw-slow raw-fast nbdkit-memory $CACHES $EXPORTS"
-    [seqwrite-64m]="raw-slow raw-fast nbdkit-memory $CACHES"
-    [randread-4k]="nbdkit-memory raw-fast raw-slow $CACHES $EXPORTS"
-    [mix-zipf]="raw-slow raw-fast nbdkit-memory $CACHES"
+    [randwrite-4k]="$CEILINGS raw-fast raw-slow $CACHES $EXPORTS"
+    [randwrite-512k]="$CEILINGS raw-fast raw-slow $CACHES"
+    [sweep]="$CEILINGS raw-fast $CACHES"
+    [seqwrite-1m]="raw-slow raw-fast $CEILINGS $CACHES $EXPORTS"
+    [seqwrite-64m]="raw-slow raw-fast $CEILINGS $CACHES"
+    [randread-4k]="$CEILINGS raw-fast raw-slow $CACHES $EXPORTS"
+    [mix-zipf]="raw-slow raw-fast $CEILINGS $CACHES"
     [writeback]="raw-slow $CACHES"
     [coldstart]="strata-wb"
 )
 if [ $QUICK -eq 1 ]; then
     # Fewer side systems, so that the quick run stays under 10 minutes on 2 cores.
-    SYSTEMS_OF[randwrite-512k]="nbdkit-memory raw-fast $CACHES"
+    SYSTEMS_OF[randwrite-512k]="$CEILINGS raw-fast $CACHES"
     SYSTEMS_OF[sweep]="raw-fast $CACHES"
     SYSTEMS_OF[seqwrite-1m]="raw-slow $CACHES $EXPORTS"
     SYSTEMS_OF[seqwrite-64m]="raw-slow $CACHES"
-    SYSTEMS_OF[randread-4k]="nbdkit-memory raw-slow $CACHES $EXPORTS"
+    SYSTEMS_OF[randread-4k]="$CEILINGS raw-slow $CACHES $EXPORTS"
     SYSTEMS_OF[mix-zipf]="raw-slow $CACHES"
 fi
+ALL_SYSTEMS="raw-fast raw-slow $CEILINGS $CACHES $EXPORTS"
+if [ -n "$ONLY_SYSTEMS" ]; then
+    for s in ${ONLY_SYSTEMS//,/ }; do
+        [[ " $ALL_SYSTEMS " == *" $s "* ]] || die "unknown system '$s' (one of: $ALL_SYSTEMS)"
+    done
+    for w in "${!SYSTEMS_OF[@]}"; do
+        kept=""
+        for s in ${SYSTEMS_OF[$w]}; do [[ ",$ONLY_SYSTEMS," == *",$s,"* ]] && kept="$kept $s"; done
+        SYSTEMS_OF[$w]=${kept# }
+    done
+fi
 
+# in_run SYSTEM: whether a workload of this run measures SYSTEM
+in_run() {
+    local w
+    for w in $ALL_WORKLOADS; do
+        wanted "$w" && [[ " ${SYSTEMS_OF[$w]} " == *" $1 "* ]] && return 0
+    done
+    return 1
+}
 fn() { echo "${1//-/_}"; }  # system name -> function infix
 sys_call() { local s=$1 op=$2; "sys_$(fn "$s")_$op"; }
 
@@ -222,6 +255,8 @@ fi
     echo "qemu_nbd=$(qemu-nbd --version | head -1)"
     echo "java=$(java -version 2>&1 | head -1)"
     echo "slow=$(slow_cmd PORT)"
+    echo "slow_rate=${SLOW_RATE:-none}"
+    echo "mem_prefill=$(numfmt --to=iec "$MEM_PREFILL")"
     echo "nbdkit_cache_args=${NBDKIT_CACHE_ARGS:-(none)}"
     echo "cache_bytes=$(numfmt --from=iec "$CACHE_SIZE")"
     echo "cold_fill=$COLD_FILL of dirty data in ${COLD_BS} random writes into the $CACHE_SIZE cache"
@@ -418,7 +453,7 @@ calibrate_slow() {
         read -r mibs iops _ <<<"$FIO_RESULT"; echo "slow_seq1m_mibs=$mibs" >>"$RESULTS/meta.properties"; t="$t, $mibs MiB/s 1 MiB sequential writes"; }
     say "bench: slow device ($(slow_cmd PORT | sed 's/ -p PORT//')): $t"
 }
-calibrate_slow
+if in_run raw-slow || in_run strata-wb || in_run nbdkit-cache; then calibrate_slow; fi
 
 # Start every system this run uses before the first measurement, so that no start-up (a JVM
 # compiling its hot paths, a server allocating) lands in another system's numbers; then give
@@ -428,7 +463,7 @@ for w in $ALL_WORKLOADS; do wanted "$w" && all_systems="$all_systems ${SYSTEMS_O
 for s in $(tr ' ' '\n' <<<"$all_systems" | awk 'NF && !seen[$0]++'); do
     ensure_up "$s" || true
 done
-for s in strata-file strata-wb; do
+for s in strata-file strata-memory strata-wb; do
     if [[ " $all_systems " == *" $s "* ]] && [ -n "${UP_DONE[$s]:-}" ] && [ -z "${SYS_NOTE[$s]:-}" ]; then
         progress "warming up the JVM on $s (unmeasured)"
         BENCH_REGION=$REGION BENCH_IO=$IO_4K BENCH_RUNTIME=$((RUNTIME * 2)) prep "$s" "$JOBS/randwrite-4k.fio" || true

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Strata as a system under test: one JVM from a private copy of the distribution, driven
 # through its Gogo shell on a FIFO (so devices can be rebuilt between repetitions without a
-# restart), hosting three exports:
+# restart), hosting four exports:
+#   strata-memory  `memory` device (RAM), written once       (compare: nbdkit memory; the 2nd ceiling)
 #   strata-file    `file` device on the local disk          (compare: nbdkit file)
 #   strata-direct  `direct` device (O_DIRECT)                (compare: qemu-nbd --cache=none)
 #   strata-wb      `writeboost` over the slow device (imported with the `nbd` target),
@@ -101,12 +102,24 @@ strata_up() {
     [ -f "$DATA/strata-direct.img" ] || fallocate -l "$FILE_SIZE" "$DATA/strata-direct.img"
     strata_must "dev:create sfile file path=$DATA/strata-file.img"
     strata_export sfile sfile
+    # Strata's own NBD ceiling: its export of a RAM device, written once like nbdkit-memory
+    if ! in_run strata-memory; then
+        :
+    elif strata_cmd "dev:create smem memory size=$FILE_SIZE"; then
+        strata_export smem smem
+        prefill_nbd "nbd://127.0.0.1:${STRATA_PORT[smem]}/smem" "$MEM_PREFILL"
+    else
+        SYS_NOTE[strata-memory]="not available: dev:create memory failed: $(head -c 200 <<<"$STRATA_OUT")"
+    fi
     if strata_cmd "dev:create sdirect direct path=$DATA/strata-direct.img"; then
         strata_export sdirect sdirect
     else
         SYS_NOTE[strata-direct]="not available: dev:create direct failed: $(head -c 200 <<<"$STRATA_OUT")"
     fi
-    strata_wb_create || SYS_NOTE[strata-wb]="not available: $(head -c 300 <<<"$STRATA_OUT")"
+    # (the writeboost stack imports its own slow device: only when this run measures it)
+    if in_run strata-wb; then
+        strata_wb_create || SYS_NOTE[strata-wb]="not available: $(head -c 300 <<<"$STRATA_OUT")"
+    fi
     return 0
 }
 
@@ -175,6 +188,11 @@ strata_sys_up() { # SYSTEM
     strata_up || { SYS_NOTE[$1]=${SYS_NOTE[$1]:-$STRATA_NOTE}; return 1; }
     [ -z "${SYS_NOTE[$1]:-}" ]
 }
+sys_strata_memory_up() { strata_sys_up strata-memory; }
+sys_strata_memory_fresh() { :; }
+sys_strata_memory_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[smem]}/smem"; }
+sys_strata_memory_pg() { echo "${PGIDS[strata]:-}"; }
+
 sys_strata_file_up() { strata_sys_up strata-file; }
 sys_strata_file_fresh() { :; }
 sys_strata_file_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[sfile]}/sfile"; }

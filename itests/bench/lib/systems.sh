@@ -11,13 +11,14 @@ declare -A SLOW_PORT=()
 
 # --- the slow device ---------------------------------------------------------------------
 # An nbdkit RAM disk that behaves like a 7200 rpm disk: requests one at a time, each one
-# paying a fixed positioning delay. Optionally a bandwidth cap (BENCH_SLOW_RATE, bits/s).
+# paying a fixed positioning delay, and a bandwidth cap (SLOW_RATE, bits/s, from
+# BENCH_SLOW_RATE; none when it is 0 or empty).
 slow_cmd() { # PORT
     local rate=()
-    if [ -n "${BENCH_SLOW_RATE:-}" ]; then rate=(--filter=rate); fi
+    if [ -n "${SLOW_RATE:-}" ]; then rate=(--filter=rate); fi
     echo nbdkit -f --exit-with-parent -i 127.0.0.1 -p "$1" --filter=noparallel --filter=delay "${rate[@]}" \
         memory "$SLOW_SIZE" serialize=all-requests delay-read="$SLOW_DELAY" delay-write="$SLOW_DELAY" \
-        ${BENCH_SLOW_RATE:+rate=$BENCH_SLOW_RATE burstiness=0.5}
+        ${SLOW_RATE:+rate=$SLOW_RATE burstiness=0.5}
 }
 # slow_start INSTANCE: (re)starts one slow-device server; each system over the slow device
 # has its own identical instance so that one system's leftover writeback never steals
@@ -31,7 +32,7 @@ slow_start() {
         start_server "slow-$inst" "$LOGS/slow-$inst.log" $(slow_cmd "$port")
         if wait_nbd "nbd://127.0.0.1:$port/" 20 "slow-$inst"; then
             SLOW_PORT[$inst]=$port
-            slow_prefill "$port"
+            prefill_nbd "nbd://127.0.0.1:$port/" "${SLOW_PREFILL:-}"
             return 0
         fi
         stop_server "slow-$inst"
@@ -39,14 +40,16 @@ slow_start() {
     die "the slow device (nbdkit) did not start; see $LOGS/slow-$inst.log"
 }
 
-# slow_prefill PORT: write the start of a new slow device once (SLOW_PREFILL bytes, in 32 MiB
-# requests: a few delays), so that every instance has its RAM allocated over the regions the
-# workloads use: a never-written nbdkit memory disk is much slower to write (page faults,
-# sparse-array allocation), which would favour whichever instance happened to be written before.
-slow_prefill() {
-    [ -n "${SLOW_PREFILL:-}" ] || return 0
-    timeout 600 fio --name=prefill --ioengine=nbd --uri="nbd://127.0.0.1:$1/" --rw=write --bs=32m --iodepth=2 \
-        --size="$SLOW_PREFILL" >/dev/null 2>&1 || say "bench: pre-writing the slow device on port $1 failed (ignored)"
+# prefill_nbd URI BYTES: write the start of a new RAM-backed export once (BYTES, in 32 MiB
+# requests: a few delays on the slow device), so that its RAM is allocated over the regions the
+# workloads use: a never-written memory disk is much slower to write (page faults, sparse-array
+# allocation), which would favour whichever instance happened to be written before, and would
+# make an "NBD ceiling" measure the kernel's page allocator. Used for every slow-device instance
+# and for both memory ceilings (nbdkit-memory, strata-memory).
+prefill_nbd() {
+    [ -n "${2:-}" ] || return 0
+    timeout 600 fio --name=prefill --ioengine=nbd --uri="$1" --rw=write --bs=32m --iodepth=2 \
+        --size="$2" >/dev/null 2>&1 || say "bench: pre-writing $1 failed (ignored)"
 }
 
 # start_nbd_server NAME URI_PATH CMD_WITH_@PORT@...: start a server on a fresh port, retrying
@@ -83,11 +86,13 @@ sys_raw_slow_fresh() { :; }
 sys_raw_slow_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${SLOW_PORT[raw]}/"; }
 sys_raw_slow_pg() { echo "${PGIDS[slow-raw]:-}"; }
 
-# NBD's ceiling on this machine: nbdkit serving RAM, no delay.
+# NBD's ceiling on this machine: nbdkit serving RAM, no delay, written once over the regions
+# the workloads use (like the slow devices) before anything is measured.
 sys_nbdkit_memory_up() {
     server_alive nbdkit-memory && return 0
     start_nbd_server nbdkit-memory "" nbdkit -f --exit-with-parent -i 127.0.0.1 -p @PORT@ memory "$FILE_SIZE" \
         || die "nbdkit memory did not start; see $LOGS/nbdkit-memory.log"
+    prefill_nbd "nbd://127.0.0.1:${PORT_OF[nbdkit-memory]}/" "$MEM_PREFILL"
 }
 sys_nbdkit_memory_fresh() { :; }
 sys_nbdkit_memory_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${PORT_OF[nbdkit-memory]}/"; }

@@ -164,67 +164,77 @@ final class Connection {
     private void serve() {
         Request req = new Request();
         WorkerReplies replies = new WorkerReplies();
-        while (true) {
-            ByteBuffer payload = null;
-            int errno;
-            readLock.lock();
-            try {
-                if (stopping) {
-                    return;
-                }
-                if (!input.readHeader(req)) {
-                    stopping = true;
-                    return;
-                }
-                errno = exec.check(req);
-                if (req.type == Nbd.CMD_DISC) {
-                    // soft disconnect: finish what runs, read nothing more
-                    stopping = true;
-                    return;
-                }
-                if (RequestExecutor.hasPayload(req)) {
-                    if (errno != 0) {
-                        input.skip(req.length);
-                    } else {
-                        payload = server.pool.acquire((int) req.length);
-                        input.readFully(payload);
-                        payload.flip();
-                    }
-                }
-                if (!readLock.hasQueuedThreads() && live.get() < server.settings.workers()) {
-                    spawnWorker();
-                }
-            } catch (IOException | RuntimeException e) {
-                if (!stopping) {
-                    LOG.debug("{}: dropping connection: {}", id, e.toString());
-                }
-                if (payload != null) {
-                    server.pool.release(payload);
-                }
-                close();
-                return;
-            } finally {
-                readLock.unlock();
+        // One request per call: this loop runs once per thread, so the JIT would compile it only
+        // after tens of thousands of iterations (on-stack replacement) and new connections' first
+        // requests ran interpreted; serveOne is compiled after a few hundred calls.
+        boolean more = true;
+        while (more) {
+            more = serveOne(req, replies);
+        }
+    }
+
+    /** Reads, runs and answers one request; false when this worker must leave. */
+    private boolean serveOne(Request req, WorkerReplies replies) {
+        ByteBuffer payload = null;
+        int errno;
+        readLock.lock();
+        try {
+            if (stopping) {
+                return false;
             }
-            try {
+            if (!input.readHeader(req)) {
+                stopping = true;
+                return false;
+            }
+            errno = exec.check(req);
+            if (req.type == Nbd.CMD_DISC) {
+                // soft disconnect: finish what runs, read nothing more
+                stopping = true;
+                return false;
+            }
+            if (RequestExecutor.hasPayload(req)) {
                 if (errno != 0) {
-                    export.counters.errors.increment();
-                    replies.error(req, errno, exec.checkMessage(req, errno));
+                    input.skip(req.length);
                 } else {
-                    exec.execute(req, payload, replies);
+                    payload = server.pool.acquire((int) req.length);
+                    input.readFully(payload);
+                    payload.flip();
                 }
-            } catch (IOException | RuntimeException e) {
-                if (!stopping) {
-                    LOG.debug("{}: cannot send reply: {}", id, e.toString());
-                }
-                close();
-                return;
-            } finally {
-                if (payload != null) {
-                    server.pool.release(payload);
-                }
+            }
+            if (!readLock.hasQueuedThreads() && live.get() < server.settings.workers()) {
+                spawnWorker();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!stopping) {
+                LOG.debug("{}: dropping connection: {}", id, e.toString());
+            }
+            if (payload != null) {
+                server.pool.release(payload);
+            }
+            close();
+            return false;
+        } finally {
+            readLock.unlock();
+        }
+        try {
+            if (errno != 0) {
+                export.counters.errors.increment();
+                replies.error(req, errno, exec.checkMessage(req, errno));
+            } else {
+                exec.execute(req, payload, replies);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!stopping) {
+                LOG.debug("{}: cannot send reply: {}", id, e.toString());
+            }
+            close();
+            return false;
+        } finally {
+            if (payload != null) {
+                server.pool.release(payload);
             }
         }
+        return true;
     }
 
     // ---- replies: combined writes ----

@@ -189,6 +189,13 @@ class GateTest {
                 Thread.onSpinWait();
             }
             g.open();
+            // Let requests through before the next close: on a loaded machine the workers could
+            // otherwise never be scheduled inside an open window, and the test would check nothing.
+            int before = done.get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (done.get() == before && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
         }
         run.set(false);
         for (Future<?> f : fs) {

@@ -540,9 +540,15 @@ public final class WritecacheTarget implements CacheTarget {
             committer.commit();
         }
         while (wb && !closed) {
-            if (writeback.oldest(t.writebackBatch()) == 0) {
+            int n;
+            synchronized (state) {
+                long used = state.slots() - state.free.count();
+                long low = t.cleaner() ? 0 : (long) t.lowWatermark() * state.slots() / 100;
+                n = (int) Math.max(1, Math.min(t.writebackBatch(), used - low));
+            }
+            if (writeback.oldest(n) == 0) {
                 committer.commit();
-                if (writeback.oldest(t.writebackBatch()) == 0) {
+                if (writeback.oldest(n) == 0) {
                     break;
                 }
             }

@@ -34,10 +34,14 @@ final class CacheState {
     long durable;
     /** Blocks stamped {@link #current}. */
     long uncommitted;
+    /** When the first of them was written (the clock of autocommit_time). */
+    long firstUncommittedNanos;
+    private final java.util.function.LongSupplier clock;
     /** Writes went around to the backing device since the last flush: the next flush must flush it. */
     boolean forwardFlush;
 
-    CacheState(Layout layout, long seqCount) {
+    CacheState(Layout layout, long seqCount, java.util.function.LongSupplier clock) {
+        this.clock = clock;
         this.layout = layout;
         this.index = new SlotIndex((int) layout.slots());
         this.free = new FreeSlots((int) layout.slots());
@@ -47,6 +51,10 @@ final class CacheState {
 
     int slots() {
         return index.slots();
+    }
+
+    long now() {
+        return clock.getAsLong();
     }
 
     boolean committed(int slot) {
@@ -85,7 +93,9 @@ final class CacheState {
             addPending(old);
         }
         index.insert(slot, block, current);
-        uncommitted++;
+        if (uncommitted++ == 0) {
+            firstUncommittedNanos = clock.getAsLong();
+        }
         markDirty(slot);
     }
 

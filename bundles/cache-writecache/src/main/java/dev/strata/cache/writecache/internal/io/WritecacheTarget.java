@@ -68,7 +68,7 @@ public final class WritecacheTarget implements CacheTarget {
         this.backing = backing;
         this.cache = cache;
         this.bs = sb.blockSize();
-        this.state = new CacheState(sb.layout(), sb.seqCount());
+        this.state = new CacheState(sb.layout(), sb.seqCount(), options.nanoClock());
         this.failure = new Failure(name + " (cache device)");
         this.tunables = tunables;
         this.goAround = tunables.cleaner();
@@ -523,7 +523,8 @@ public final class WritecacheTarget implements CacheTarget {
     }
 
     /**
-     * One round of background work: commit once {@code autocommit_blocks} are uncommitted;
+     * One round of background work: commit once {@code autocommit_blocks} are uncommitted or the
+     * first of them is {@code autocommit_time} old;
      * from the high watermark (or in cleaner mode) write back the oldest blocks until the low
      * watermark (or empty). Returns whether there is more to do.
      */
@@ -533,7 +534,8 @@ public final class WritecacheTarget implements CacheTarget {
         boolean wb;
         synchronized (state) {
             long used = state.slots() - state.free.count();
-            commit = state.uncommitted >= t.autocommitBlocks();
+            commit = state.uncommitted >= t.autocommitBlocks() || (t.autocommitTime() > 0 && state.uncommitted > 0
+                    && state.now() - state.firstUncommittedNanos >= t.autocommitTime() * 1_000_000L);
             wb = t.cleaner() ? state.index.size() > 0 : used * 100 >= (long) t.highWatermark() * state.slots();
         }
         if (commit) {

@@ -89,6 +89,33 @@ public final class WritecacheSubject implements CrashTestSubject {
         return Recovery.open(name, d.get(0), d.get(1), "backing-id", blockSize, false, tunables, options);
     }
 
+    /**
+     * After every crash: the superblock (unless a format was cut short) and every metadata
+     * sector still validate (neither can be torn), whatever the crash mode.
+     */
+    @Override
+    public void checkOffline(List<BlockDevice> devices) throws IOException {
+        BlockDevice cache = devices.get(1);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES);
+        cache.read(0, b);
+        dev.strata.cache.writecache.internal.format.Superblock sb;
+        try {
+            sb = dev.strata.cache.writecache.internal.format.Superblock.decode(b.clear());
+            Layout l = sb.layout();
+            java.nio.ByteBuffer m = java.nio.ByteBuffer.allocate((int) l.metadataSectors() * Layout.SECTOR);
+            cache.read(Layout.METADATA_OFFSET, m);
+            for (int i = 0; i < l.metadataSectors(); i++) {
+                dev.strata.cache.writecache.internal.format.MetadataSector.check(m, i * Layout.SECTOR, i, l.slots(),
+                        devices.get(0).size() / blockSize);
+            }
+        } catch (dev.strata.cache.writecache.internal.format.FormatException e) {
+            if (e.kind() == dev.strata.cache.writecache.internal.format.FormatException.Kind.BLANK) {
+                return; // a crash inside the first format: the next open formats again
+            }
+            throw new AssertionError(e.getMessage(), e);
+        }
+    }
+
     @Override
     public void background(BlockDevice target) throws IOException {
         ((WritecacheTarget) target).writebackOldest(8);

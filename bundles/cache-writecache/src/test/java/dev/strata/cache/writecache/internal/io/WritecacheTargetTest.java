@@ -262,6 +262,32 @@ class WritecacheTargetTest {
     }
 
     @Test
+    void theBackgroundCommitsAtAutocommitBlocksAndAfterAutocommitTime() throws IOException {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+        Tunables tun = Tunables.DEFAULTS.with(Tunables.AUTOCOMMIT_BLOCKS, "4").with(Tunables.AUTOCOMMIT_TIME, "1000");
+        try (WritecacheTarget t = open(64, Options.defaults().manual().withClock(now::get), tun)) {
+            now.set(5_000_000_000L);
+            t.write(0, data(1, 1), 0);
+            t.backgroundOnce();
+            assertEquals(0, stat(t, "commits"));
+            now.addAndGet(999_000_000L);
+            t.backgroundOnce();
+            assertEquals(0, stat(t, "commits"), "not before autocommit_time");
+            now.addAndGet(1_000_000L);
+            t.backgroundOnce();
+            assertEquals(1, stat(t, "commits"), "at autocommit_time");
+            t.write(BS, data(4, 2), 0);
+            t.backgroundOnce();
+            assertEquals(2, stat(t, "commits"), "at autocommit_blocks");
+            t.message(Tunables.AUTOCOMMIT_TIME, "0");
+            t.write(10 * BS, data(1, 3), 0);
+            now.addAndGet(3_600_000_000_000L);
+            t.backgroundOnce();
+            assertEquals(2, stat(t, "commits"), "autocommit_time=0 is off");
+        }
+    }
+
+    @Test
     void statusHasDmWritecachesFigures() throws IOException {
         try (WritecacheTarget t = open(64)) {
             Map<String, String> s = t.status();

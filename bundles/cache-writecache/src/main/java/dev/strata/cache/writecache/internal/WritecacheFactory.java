@@ -49,7 +49,7 @@ public final class WritecacheFactory implements TargetFactory {
     @Override
     public String usage() {
         return "writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [high_watermark=50] "
-                + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [cleaner=false]";
+                + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [max_age=0] [cleaner=false]";
     }
 
     @Override

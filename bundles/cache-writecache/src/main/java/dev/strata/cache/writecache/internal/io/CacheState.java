@@ -37,6 +37,12 @@ final class CacheState {
     /** When the first of them was written (the clock of autocommit_time). */
     long firstUncommittedNanos;
     private final java.util.function.LongSupplier clock;
+    /**
+     * seq_count → a time by which every block stamped with it or a lower one was written (the
+     * commit snapshot that closed it), at most one entry per 100 ms and 4096 in all (the clock
+     * of max_age; a block is written back at most 100 ms, or one commit interval, late).
+     */
+    private final java.util.TreeMap<Long, Long> ages = new java.util.TreeMap<>();
     /** Writes went around to the backing device since the last flush: the next flush must flush it. */
     boolean forwardFlush;
 
@@ -51,6 +57,37 @@ final class CacheState {
 
     int slots() {
         return index.slots();
+    }
+
+    /** Called at a commit snapshot: every block stamped {@code seq} or lower was written by now. */
+    void noteSnapshot(long seq) {
+        long t = clock.getAsLong();
+        java.util.Map.Entry<Long, Long> last = ages.lastEntry();
+        if (last != null && t - last.getValue() < 100_000_000L) {
+            ages.remove(last.getKey());
+        }
+        ages.put(seq, t);
+        if (ages.size() > 4096) {
+            ages.pollFirstEntry();
+        }
+    }
+
+    /**
+     * The highest seq_count whose blocks were all written at or before {@code cutoffNanos}
+     * (-1: none known); forgets the entries below it.
+     */
+    long agedSeqLimit(long cutoffNanos) {
+        long limit = -1;
+        for (java.util.Map.Entry<Long, Long> e : ages.entrySet()) {
+            if (e.getValue() > cutoffNanos) {
+                break;
+            }
+            limit = e.getKey();
+        }
+        if (limit >= 0) {
+            ages.headMap(limit).clear();
+        }
+        return limit;
     }
 
     long now() {

@@ -87,6 +87,7 @@ final class Committer {
                 superseded = new int[0];
                 next = state.current;
             } else {
+                state.noteSnapshot(state.current);
                 runs = state.takeDirtySectors();
                 writes = inFlight.snapshot();
                 superseded = state.takePending();

@@ -16,18 +16,20 @@ import java.util.Map;
  * @param autocommitBlocks uncommitted blocks at which the background commits (dm-writecache SSD: 64)
  * @param autocommitTime   ms after the first uncommitted write at which the background commits
  *                         (dm-writecache: 1000; 0 = off)
+ * @param maxAge           ms: blocks written longer ago are written back whatever the watermarks (0 = off)
  * @param cleaner          write everything back and let new writes of uncached blocks go around
  */
-public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, int autocommitBlocks, long autocommitTime, boolean cleaner) {
+public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, int autocommitBlocks, long autocommitTime, long maxAge, boolean cleaner) {
     public static final String HIGH_WATERMARK = "high_watermark";
     public static final String LOW_WATERMARK = "low_watermark";
     public static final String WRITEBACK_BATCH = "writeback_batch";
     public static final String AUTOCOMMIT_BLOCKS = "autocommit_blocks";
     public static final String AUTOCOMMIT_TIME = "autocommit_time";
+    public static final String MAX_AGE = "max_age";
     public static final String CLEANER = "cleaner";
     public static final List<String> KEYS = List.of(HIGH_WATERMARK, LOW_WATERMARK, WRITEBACK_BATCH, AUTOCOMMIT_BLOCKS, AUTOCOMMIT_TIME,
-            CLEANER);
-    public static final Tunables DEFAULTS = new Tunables(50, 45, 256, 64, 1000, false);
+            MAX_AGE, CLEANER);
+    public static final Tunables DEFAULTS = new Tunables(50, 45, 256, 64, 1000, 0, false);
 
     public Tunables {
         if (lowWatermark > highWatermark) {
@@ -54,7 +56,8 @@ public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, 
                 (int) a.number(LOW_WATERMARK, lowWatermark, 0, 100),
                 (int) a.number(WRITEBACK_BATCH, writebackBatch, 1, 65536),
                 (int) a.number(AUTOCOMMIT_BLOCKS, autocommitBlocks, 1, 1 << 20),
-                a.number(AUTOCOMMIT_TIME, autocommitTime, 0, 3_600_000), a.bool(CLEANER, cleaner));
+                a.number(AUTOCOMMIT_TIME, autocommitTime, 0, 3_600_000), a.number(MAX_AGE, maxAge, 0, 86_400_000),
+                a.bool(CLEANER, cleaner));
     }
 
     public Map<String, String> asMap() {
@@ -64,6 +67,7 @@ public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, 
         m.put(WRITEBACK_BATCH, Integer.toString(writebackBatch));
         m.put(AUTOCOMMIT_BLOCKS, Integer.toString(autocommitBlocks));
         m.put(AUTOCOMMIT_TIME, Long.toString(autocommitTime));
+        m.put(MAX_AGE, Long.toString(maxAge));
         m.put(CLEANER, Boolean.toString(cleaner));
         return m;
     }

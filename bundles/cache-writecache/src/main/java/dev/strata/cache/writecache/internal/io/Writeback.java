@@ -40,6 +40,11 @@ final class Writeback {
      * how many; 0 when none is committed.
      */
     int oldest(int max) throws IOException {
+        return oldest(max, Long.MAX_VALUE);
+    }
+
+    /** As {@link #oldest(int)}, only blocks stamped {@code maxSeq} or lower. */
+    int oldest(int max, long maxSeq) throws IOException {
         committer.lock.lock();
         try {
             int[] slots;
@@ -50,7 +55,7 @@ final class Writeback {
                 int[] hsl = new int[max];
                 n = 0;
                 for (int s = 0; s < state.slots(); s++) {
-                    if (!eligible(s)) {
+                    if (!eligible(s) || state.index.seq(s) > maxSeq) {
                         continue;
                     }
                     long q = state.index.seq(s);

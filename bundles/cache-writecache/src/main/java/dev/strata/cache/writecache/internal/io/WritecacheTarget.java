@@ -73,6 +73,8 @@ public final class WritecacheTarget implements CacheTarget {
         this.tunables = tunables;
         this.goAround = tunables.cleaner();
         loader.load(new StateAccess(state));
+        // the recovered blocks' ages (for max_age) count from now
+        state.noteSnapshot(state.current - 1);
         this.committer = new Committer(state, inFlight, slotLock, cache, backing, failure, counters,
                 options.commitOrder(), sb);
         this.writeback = new Writeback(state, committer, cache, backing, counters);
@@ -526,7 +528,8 @@ public final class WritecacheTarget implements CacheTarget {
      * One round of background work: commit once {@code autocommit_blocks} are uncommitted or the
      * first of them is {@code autocommit_time} old;
      * from the high watermark (or in cleaner mode) write back the oldest blocks until the low
-     * watermark (or empty). Returns whether there is more to do.
+     * watermark (or empty); write back blocks older than {@code max_age}. Returns whether there
+     * is more to do.
      */
     public boolean backgroundOnce() throws IOException {
         Tunables t = tunables;
@@ -557,6 +560,16 @@ public final class WritecacheTarget implements CacheTarget {
             synchronized (state) {
                 long used = state.slots() - state.free.count();
                 wb = t.cleaner() ? state.index.size() > 0 : used * 100 > (long) t.lowWatermark() * state.slots();
+            }
+        }
+        // max_age: blocks written longer ago than that go back whatever the watermarks
+        if (t.maxAge() > 0 && !closed) {
+            long limit;
+            synchronized (state) {
+                limit = state.agedSeqLimit(state.now() - t.maxAge() * 1_000_000L);
+            }
+            while (limit >= 0 && !closed && writeback.oldest(t.writebackBatch(), limit) > 0) {
+                // next batch
             }
         }
         return false;

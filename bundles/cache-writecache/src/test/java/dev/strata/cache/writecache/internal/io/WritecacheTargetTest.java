@@ -288,6 +288,29 @@ class WritecacheTargetTest {
     }
 
     @Test
+    void blocksOlderThanMaxAgeAreWrittenBackWhateverTheWatermarks() throws IOException {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+        Tunables tun = Tunables.DEFAULTS.with(Tunables.MAX_AGE, "2000");
+        try (WritecacheTarget t = open(64, Options.defaults().manual().withClock(now::get), tun)) {
+            t.write(0, data(2, 1), 0);
+            t.flush();
+            now.addAndGet(1_500_000_000L);
+            t.write(10 * BS, data(1, 2), 0);
+            t.flush();
+            now.addAndGet(400_000_000L);
+            t.backgroundOnce();
+            assertEquals(3, t.dirtyBlocks(), "1.9 s old: stays");
+            now.addAndGet(100_000_000L);
+            t.backgroundOnce();
+            assertEquals(1, t.dirtyBlocks(), "the two blocks 2 s old went back, the younger one stays");
+            assertArrayEquals(data(2, 1).array(), read(backingDisk, 0, 2 * BS));
+            now.addAndGet(1_500_000_000L);
+            t.backgroundOnce();
+            assertEquals(0, t.dirtyBlocks());
+        }
+    }
+
+    @Test
     void statusHasDmWritecachesFigures() throws IOException {
         try (WritecacheTarget t = open(64)) {
             Map<String, String> s = t.status();

@@ -19,9 +19,11 @@ public final class SlotIndex {
     /**
      * Slots per array chunk. The arrays are chunked so that none is a G1 "humongous" object (at
      * least half a region, 512 KiB with 1 MiB regions): a humongous array is rounded up to whole
-     * regions, which measured 40 B per slot instead of 24 with flat arrays of 1 Mi slots.
+     * regions, which measured 40 B per slot instead of 24 with flat arrays of 1 Mi slots. Chunks
+     * of 4 Ki slots (arrays of at most 32 KiB) also avoid the region tails that 32 Ki-slot chunks
+     * left empty (24.0–24.4 B per slot, depending on the heap); 4 Ki measured 24.07.
      */
-    static final int CHUNK_SHIFT = 15;
+    static final int CHUNK_SHIFT = 12;
     static final int CHUNK = 1 << CHUNK_SHIFT;
     static final int MASK = CHUNK - 1;
 

@@ -8,6 +8,7 @@ import dev.strata.cache.writecache.internal.format.MetadataSector;
 import dev.strata.cache.writecache.internal.format.Superblock;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
+import dev.strata.cache.writecache.internal.io.StateAccess;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -140,7 +141,7 @@ public final class Recovery {
         return sb;
     }
 
-    private static void load(Superblock sb, BlockDevice cache, BlockDevice backing, WritecacheTarget.StateAccess s)
+    private static void load(Superblock sb, BlockDevice cache, BlockDevice backing, StateAccess s)
             throws IOException {
         Layout layout = sb.layout();
         long sectors = layout.metadataSectors();

@@ -74,21 +74,26 @@ class IndexTest {
     void heapPerSlotIsAtMost24Bytes() {
         assertTrue(SlotIndex.heapBytesPerSlot() <= 24);
         int n = 1 << 20;
-        long before = usedHeap();
-        SlotIndex index = new SlotIndex(n);
-        long mid = usedHeap();
-        FreeSlots free = new FreeSlots(n);
-        for (int i = 0; i < n; i++) {
-            free.release(i);
+        // the smallest of three measurements: other threads of the test JVM allocate meanwhile
+        double perSlot = Double.MAX_VALUE;
+        double freeList = Double.MAX_VALUE;
+        for (int round = 0; round < 3; round++) {
+            long before = usedHeap();
+            SlotIndex index = new SlotIndex(n);
+            long mid = usedHeap();
+            FreeSlots free = new FreeSlots(n);
+            for (int i = 0; i < n; i++) {
+                free.release(i);
+            }
+            long after = usedHeap();
+            assertEquals(n, index.slots());
+            assertEquals(n, free.count());
+            perSlot = Math.min(perSlot, (mid - before) / (double) n);
+            freeList = Math.min(freeList, (after - mid) / (double) n);
         }
-        long after = usedHeap();
-        double perSlot = (mid - before) / (double) n;
-        double freeList = (after - mid) / (double) n;
         System.out.printf("writecache heap per slot: index %.2f B, free list %.2f B (%d slots)%n", perSlot, freeList, n);
         assertTrue(perSlot <= 24.3, "index heap per slot " + perSlot);
         assertTrue(freeList <= 0.3, "free list heap per slot " + freeList);
-        assertEquals(n, index.slots());
-        assertEquals(n, free.count());
     }
 
     /** Heap in use after collections have stopped shrinking it (the garbage of earlier tests gone). */

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Deregistration needs no lock, so waiting for a write never deadlocks with the state lock.
  */
 final class InFlight {
-    /** A registered data write of {@code count} slots from {@code firstSlot} (-1 for several runs). */
+    /** A registered data write touching slots {@code [firstSlot, lastSlot]} (one or more runs in that span). */
     record Write(long ticket, FutureTask<Void> task, int firstSlot, int lastSlot) {
         boolean overlaps(int from, int to) {
             return firstSlot <= to && from <= lastSlot;

@@ -38,6 +38,8 @@ final class WritePath {
     private final Counters counters;
     private final ExecutorService fuaPool;
     private final int bs;
+    /** Blocks a writer that found no free slot writes back (the writeback_batch tunable). */
+    volatile int batch = Tunables.DEFAULTS.writebackBatch();
 
     WritePath(CacheState state, InFlight inFlight, Committer committer, Writeback writeback, BlockDevice cache,
             BlockDevice backing, Failure failure, Counters counters, ExecutorService fuaPool) {
@@ -168,8 +170,6 @@ final class WritePath {
         committer.commit();
         writeback.oldest(batch);
     }
-
-    volatile int batch = Tunables.DEFAULTS.writebackBatch();
 
     /**
      * Writes {@code src} into part of block {@code block} at {@code inBlock}: read-modify-write

@@ -1,0 +1,108 @@
+package dev.strata.cache.writecache.internal;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.Claim;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Target;
+import dev.strata.api.TargetArguments;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.Tunables;
+import dev.strata.cache.writecache.internal.recovery.Recovery;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.osgi.service.component.annotations.Component;
+
+/**
+ * {@code writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [tunable=value…]}:
+ * builds (or reopens) a block cache with a sorted index.
+ */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=writecache")
+public final class WritecacheFactory implements TargetFactory {
+    static final Set<String> ALLOWED;
+
+    static {
+        Set<String> s = new HashSet<>(Tunables.KEYS);
+        s.add("backing");
+        s.add("cache");
+        s.add("format");
+        s.add("block_size");
+        ALLOWED = Set.copyOf(s);
+    }
+
+    private final Options options;
+
+    public WritecacheFactory() {
+        this(Options.defaults());
+    }
+
+    /** For tests: a factory whose targets run with {@code options}. */
+    public WritecacheFactory(Options options) {
+        this.options = options;
+    }
+
+    @Override
+    public String usage() {
+        return "writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [high_watermark=50] "
+                + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [max_age=0] [cleaner=false]";
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        TargetArguments a = TargetArguments.of("writecache", arguments, ALLOWED);
+        String backing = a.string("backing");
+        String cache = a.string("cache");
+        if (backing.equals(cache)) {
+            throw new InvalidArgumentException("writecache: backing and cache are the same device ('" + backing
+                    + "'); use two devices");
+        }
+        return List.of(backing, cache);
+    }
+
+    /** A writecache owns both devices' contents: slots and metadata on the cache, the data behind them on the backing. */
+    @Override
+    public Map<String, Claim> claims(Map<String, String> arguments) {
+        List<String> lower = lowerDevices(arguments);
+        Map<String, Claim> m = new LinkedHashMap<>();
+        m.put(lower.get(0), Claim.EXCLUSIVE);
+        m.put(lower.get(1), Claim.EXCLUSIVE);
+        return m;
+    }
+
+    /** A writecache over the same backing and cache devices recovers the same slots, dirty blocks included. */
+    @Override
+    public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
+        return "writecache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments));
+    }
+
+    /** Checks every argument (tunables included) without touching a device. */
+    static int blockSize(TargetArguments a) {
+        if (!a.has("block_size")) {
+            return 0;
+        }
+        long bs = a.number("block_size", 512, 4096);
+        if (bs != 512 && bs != 4096) {
+            throw new InvalidArgumentException("writecache: block_size=" + bs + " is not supported; use 512 or 4096");
+        }
+        return (int) bs;
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        Map<String, String> args = context.arguments();
+        List<String> lower = lowerDevices(args);
+        TargetArguments a = TargetArguments.of("writecache", args, ALLOWED);
+        int bs = blockSize(a);
+        boolean format = a.bool("format", false);
+        Tunables t = Tunables.DEFAULTS.withAll(args);
+        BlockDevice backing = context.lowerDevice(lower.get(0));
+        BlockDevice cache = context.lowerDevice(lower.get(1));
+        return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format, t,
+                options);
+    }
+}

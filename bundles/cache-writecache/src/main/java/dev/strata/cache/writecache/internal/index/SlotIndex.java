@@ -1,0 +1,235 @@
+package dev.strata.cache.writecache.internal.index;
+
+import java.util.Arrays;
+
+/**
+ * Backing block → slot, sorted by backing block, in primitive arrays indexed by slot: a treap
+ * whose nodes are the slots themselves (no object per cached block). Per slot: the backing block
+ * (8 B), the seq_count of the write that filled it (8 B), two child links (4 + 4 B) — 24 bytes.
+ * A node's treap priority is a hash of its slot number, so it costs no memory.
+ *
+ * <p>A slot may hold a block without being in the tree: an older copy of a block waiting for
+ * the newer copy's commit (its {@link #block} stays set, it is found by nobody). Free slots have
+ * block {@link #NONE}. Not thread-safe: the cache guards it with its state lock.
+ */
+public final class SlotIndex {
+    public static final long NONE = -1;
+    private static final int NIL = -1;
+
+    /**
+     * Slots per array chunk. The arrays are chunked so that none is a G1 "humongous" object (at
+     * least half a region, 512 KiB with 1 MiB regions): a humongous array is rounded up to whole
+     * regions, which measured 40 B per slot instead of 24 with flat arrays of 1 Mi slots. Chunks
+     * of 4 Ki slots (arrays of at most 32 KiB) also avoid the region tails that 32 Ki-slot chunks
+     * left empty (24.0–24.4 B per slot, depending on the heap); 4 Ki measured 24.07.
+     */
+    static final int CHUNK_SHIFT = 12;
+    static final int CHUNK = 1 << CHUNK_SHIFT;
+    static final int MASK = CHUNK - 1;
+
+    private final int slots;
+    private final long[][] block;
+    private final long[][] seq;
+    private final int[][] left;
+    private final int[][] right;
+    private int root = NIL;
+    private int size;
+
+    public SlotIndex(int slots) {
+        this.slots = slots;
+        int chunks = (slots + CHUNK - 1) >>> CHUNK_SHIFT;
+        block = new long[chunks][];
+        seq = new long[chunks][];
+        left = new int[chunks][];
+        right = new int[chunks][];
+        for (int c = 0; c < chunks; c++) {
+            int n = Math.min(CHUNK, slots - (c << CHUNK_SHIFT));
+            block[c] = new long[n];
+            seq[c] = new long[n];
+            left[c] = new int[n];
+            right[c] = new int[n];
+            Arrays.fill(block[c], NONE);
+        }
+    }
+
+    private long key(int n) {
+        return block[n >>> CHUNK_SHIFT][n & MASK];
+    }
+
+    private int l(int n) {
+        return left[n >>> CHUNK_SHIFT][n & MASK];
+    }
+
+    private int r(int n) {
+        return right[n >>> CHUNK_SHIFT][n & MASK];
+    }
+
+    private void setL(int n, int v) {
+        left[n >>> CHUNK_SHIFT][n & MASK] = v;
+    }
+
+    private void setR(int n, int v) {
+        right[n >>> CHUNK_SHIFT][n & MASK] = v;
+    }
+
+    /** Bytes of heap this index uses per slot (the arrays' payload). */
+    public static int heapBytesPerSlot() {
+        return Long.BYTES * 2 + Integer.BYTES * 2;
+    }
+
+    public int slots() {
+        return slots;
+    }
+
+    /** Blocks in the tree (cached and findable). */
+    public int size() {
+        return size;
+    }
+
+    public long block(int slot) {
+        return key(slot);
+    }
+
+    public long seq(int slot) {
+        return seq[slot >>> CHUNK_SHIFT][slot & MASK];
+    }
+
+    public void setSeq(int slot, long s) {
+        seq[slot >>> CHUNK_SHIFT][slot & MASK] = s;
+    }
+
+    /** Marks a slot that is not in the tree as holding nothing. */
+    public void clear(int slot) {
+        assign(slot, NONE, 0);
+    }
+
+    /** Sets a slot's block without linking it (a slot whose contents are loaded but not findable). */
+    public void assign(int slot, long b, long s) {
+        block[slot >>> CHUNK_SHIFT][slot & MASK] = b;
+        setSeq(slot, s);
+    }
+
+    private static int priority(int slot) {
+        int h = slot * 0x9E3779B9;
+        return h ^ (h >>> 16);
+    }
+
+    /** The slot holding {@code b}, or -1. */
+    public int find(long b) {
+        int n = root;
+        while (n != NIL) {
+            long k = key(n);
+            if (b == k) {
+                return n;
+            }
+            n = b < k ? l(n) : r(n);
+        }
+        return -1;
+    }
+
+    /** The slot holding the smallest block ≥ {@code b}, or -1. */
+    public int ceiling(long b) {
+        int n = root;
+        int best = -1;
+        while (n != NIL) {
+            long k = key(n);
+            if (k == b) {
+                return n;
+            }
+            if (b < k) {
+                best = n;
+                n = l(n);
+            } else {
+                n = r(n);
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Links {@code slot} as the holder of {@code b} (stamped {@code s}).
+     *
+     * @throws IllegalStateException if {@code b} is already in the tree
+     */
+    public void insert(int slot, long b, long s) {
+        assign(slot, b, s);
+        setL(slot, NIL);
+        setR(slot, NIL);
+        root = insert(root, slot);
+        size++;
+    }
+
+    private int insert(int n, int slot) {
+        if (n == NIL) {
+            return slot;
+        }
+        long b = key(slot);
+        if (b == key(n)) {
+            throw new IllegalStateException("block " + b + " is already in slot " + n);
+        }
+        if (b < key(n)) {
+            setL(n, insert(l(n), slot));
+            if (priority(l(n)) > priority(n)) {
+                return rotateRight(n);
+            }
+        } else {
+            setR(n, insert(r(n), slot));
+            if (priority(r(n)) > priority(n)) {
+                return rotateLeft(n);
+            }
+        }
+        return n;
+    }
+
+    /** Unlinks the holder of {@code b} (its block number stays set); returns it, or -1. */
+    public int remove(long b) {
+        int slot = find(b);
+        if (slot >= 0) {
+            root = remove(root, b);
+            size--;
+        }
+        return slot;
+    }
+
+    private int remove(int n, long b) {
+        if (n == NIL) {
+            return NIL;
+        }
+        if (b < key(n)) {
+            setL(n, remove(l(n), b));
+            return n;
+        }
+        if (b > key(n)) {
+            setR(n, remove(r(n), b));
+            return n;
+        }
+        if (l(n) == NIL) {
+            return r(n);
+        }
+        if (r(n) == NIL) {
+            return l(n);
+        }
+        if (priority(l(n)) > priority(r(n))) {
+            int r = rotateRight(n);
+            setR(r, remove(r(r), b));
+            return r;
+        }
+        int r = rotateLeft(n);
+        setL(r, remove(l(r), b));
+        return r;
+    }
+
+    private int rotateRight(int n) {
+        int l = l(n);
+        setL(n, r(l));
+        setR(l, n);
+        return l;
+    }
+
+    private int rotateLeft(int n) {
+        int r = r(n);
+        setR(n, l(r));
+        setL(r, n);
+        return r;
+    }
+}

@@ -1,0 +1,227 @@
+package dev.strata.cache.writecache.internal.io;
+
+import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.format.MetadataSector;
+import dev.strata.cache.writecache.internal.index.FreeSlots;
+import dev.strata.cache.writecache.internal.index.SlotIndex;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * What the cache knows in memory: the index, the free slots, which metadata sectors differ from
+ * the device, the slots under writeback, older copies waiting for a commit, and the seq_counts.
+ * No I/O. Guarded by its own monitor: callers hold {@code synchronized (state)}.
+ *
+ * <p>seq_count: every block written since the last commit snapshot is stamped {@link #current};
+ * a commit snapshot advances {@code current}, and once the superblock with the new value is
+ * durable, {@link #durable} follows. A slot is committed iff its seq_count is below
+ * {@code durable}; only a slot stamped {@code current} may be overwritten in place (it is in no
+ * commit yet).
+ */
+final class CacheState {
+    final Layout layout;
+    final SlotIndex index;
+    final FreeSlots free;
+    private final BitSet dirtySectors = new BitSet();
+    private final BitSet underWriteback = new BitSet();
+    private final BitSet pendingBits = new BitSet();
+    private int[] pendingDups = new int[16];
+    private int pendingCount;
+    long current;
+    long durable;
+    /** Blocks stamped {@link #current}. */
+    long uncommitted;
+    /** When the first of them was written (the clock of autocommit_time). */
+    long firstUncommittedNanos;
+    private final java.util.function.LongSupplier clock;
+    /**
+     * seq_count → a time by which every block stamped with it or a lower one was written (the
+     * commit snapshot that closed it), at most one entry per 100 ms and 4096 in all (the clock
+     * of max_age; a block is written back at most 100 ms, or one commit interval, late).
+     */
+    private final java.util.TreeMap<Long, Long> ages = new java.util.TreeMap<>();
+    /** Writes went around to the backing device since the last flush: the next flush must flush it. */
+    boolean forwardFlush;
+
+    CacheState(Layout layout, long seqCount, java.util.function.LongSupplier clock) {
+        this.clock = clock;
+        this.layout = layout;
+        this.index = new SlotIndex((int) layout.slots());
+        this.free = new FreeSlots((int) layout.slots());
+        this.current = seqCount;
+        this.durable = seqCount;
+    }
+
+    int slots() {
+        return index.slots();
+    }
+
+    /** Called at a commit snapshot: every block stamped {@code seq} or lower was written by now. */
+    void noteSnapshot(long seq) {
+        long t = clock.getAsLong();
+        java.util.Map.Entry<Long, Long> last = ages.lastEntry();
+        if (last != null && t - last.getValue() < 100_000_000L) {
+            ages.remove(last.getKey());
+        }
+        ages.put(seq, t);
+        if (ages.size() > 4096) {
+            ages.pollFirstEntry();
+        }
+    }
+
+    /**
+     * The highest seq_count whose blocks were all written at or before {@code cutoffNanos}
+     * (-1: none known); forgets the entries below it.
+     */
+    long agedSeqLimit(long cutoffNanos) {
+        long limit = -1;
+        for (java.util.Map.Entry<Long, Long> e : ages.entrySet()) {
+            if (e.getValue() > cutoffNanos) {
+                break;
+            }
+            limit = e.getKey();
+        }
+        if (limit >= 0) {
+            ages.headMap(limit).clear();
+        }
+        return limit;
+    }
+
+    long now() {
+        return clock.getAsLong();
+    }
+
+    boolean committed(int slot) {
+        return index.seq(slot) < durable;
+    }
+
+    /** Whether a write may overwrite {@code slot} in place: in no commit yet, not being written back. */
+    boolean reusable(int slot) {
+        return index.seq(slot) == current && !underWriteback.get(slot);
+    }
+
+    void markDirty(int slot) {
+        dirtySectors.set((int) Layout.sectorOf(slot));
+    }
+
+    boolean hasDirtySectors() {
+        return !dirtySectors.isEmpty();
+    }
+
+    boolean underWriteback(int slot) {
+        return underWriteback.get(slot);
+    }
+
+    void setUnderWriteback(int slot, boolean on) {
+        underWriteback.set(slot, on);
+    }
+
+    int underWritebackCount() {
+        return underWriteback.cardinality();
+    }
+
+    /** Links a freshly taken slot for {@code block} (stamped current); the older holder, if any, waits for the commit. */
+    void place(int slot, long block) {
+        int old = index.remove(block);
+        if (old >= 0) {
+            addPending(old);
+        }
+        index.insert(slot, block, current);
+        if (uncommitted++ == 0) {
+            firstUncommittedNanos = clock.getAsLong();
+        }
+        markDirty(slot);
+    }
+
+    private void addPending(int slot) {
+        if (pendingCount == pendingDups.length) {
+            pendingDups = Arrays.copyOf(pendingDups, pendingCount * 2);
+        }
+        pendingDups[pendingCount++] = slot;
+        pendingBits.set(slot);
+    }
+
+    /** Whether {@code slot} holds an older copy waiting for the commit that frees it. */
+    boolean pending(int slot) {
+        return pendingBits.get(slot);
+    }
+
+    /** Takes the older copies that the commit under way supersedes. */
+    int[] takePending() {
+        int[] p = Arrays.copyOf(pendingDups, pendingCount);
+        pendingCount = 0;
+        pendingBits.clear();
+        return p;
+    }
+
+    /** Takes the older copies of blocks in {@code blocks} out of the pending list (their newer copy is being removed). */
+    int[] takePendingOf(java.util.Set<Long> blocks) {
+        int[] out = new int[pendingCount];
+        int n = 0;
+        int keep = 0;
+        for (int i = 0; i < pendingCount; i++) {
+            int s = pendingDups[i];
+            if (blocks.contains(index.block(s))) {
+                out[n++] = s;
+                pendingBits.clear(s);
+            } else {
+                pendingDups[keep++] = s;
+            }
+        }
+        pendingCount = keep;
+        return Arrays.copyOf(out, n);
+    }
+
+    int pendingCount() {
+        return pendingCount;
+    }
+
+    /** Forgets what {@code slot} holds (its entry becomes FREE, to be written); the caller releases it later. */
+    void forget(int slot) {
+        index.clear(slot);
+        markDirty(slot);
+    }
+
+    /** A run of metadata sectors to write: the first sector and its encoded bytes. */
+    record SectorRun(long first, ByteBuffer bytes) {
+    }
+
+    /**
+     * Encodes every dirty metadata sector from memory, in runs of adjacent sectors (one write
+     * each), and marks them clean. {@link #redirty} undoes it when the write fails.
+     */
+    List<SectorRun> takeDirtySectors() {
+        List<SectorRun> runs = new ArrayList<>();
+        int s = dirtySectors.nextSetBit(0);
+        while (s >= 0) {
+            int end = dirtySectors.nextClearBit(s);
+            ByteBuffer b = ByteBuffer.allocate((end - s) * Layout.SECTOR);
+            for (int sec = s; sec < end; sec++) {
+                encodeSector(sec, b, (sec - s) * Layout.SECTOR);
+            }
+            runs.add(new SectorRun(s, b));
+            s = dirtySectors.nextSetBit(end);
+        }
+        dirtySectors.clear();
+        return runs;
+    }
+
+    void redirty(List<SectorRun> runs) {
+        for (SectorRun r : runs) {
+            dirtySectors.set((int) r.first(), (int) r.first() + r.bytes().capacity() / Layout.SECTOR);
+        }
+    }
+
+    void encodeSector(long sector, ByteBuffer b, int base) {
+        long first = sector * Layout.ENTRIES_PER_SECTOR;
+        for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
+            long slot = first + k;
+            long block = slot < slots() ? index.block((int) slot) : MetadataSector.FREE;
+            MetadataSector.putEntry(b, base, k, block, block == MetadataSector.FREE ? 0 : index.seq((int) slot));
+        }
+        MetadataSector.seal(b, base, sector);
+    }
+}

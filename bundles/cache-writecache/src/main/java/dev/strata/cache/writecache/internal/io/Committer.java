@@ -1,0 +1,213 @@
+package dev.strata.cache.writecache.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.format.Superblock;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The metadata I/O of the cache: commits, and the durable removal of entries. One at a time
+ * ({@link #lock}): a later snapshot of a sector must never be overtaken by an earlier one.
+ *
+ * <h2>Commit order (dm-writecache SSD mode, with the 2020 fix)</h2>
+ * <ol>
+ * <li>under the state lock: encode the changed metadata sectors, snapshot the in-flight data
+ *     writes and the older copies superseded, advance the in-memory seq_count;
+ * <li>write the changed metadata;
+ * <li><b>wait for every data write of the snapshot</b> (the metadata may name slots whose data
+ *     is still on its way);
+ * <li>flush the cache device;
+ * <li>write the superblock with the next seq_count, FUA (durable);
+ * <li>flush the backing device if writes went around to it (the 5.7 fix);
+ * <li>free the slots of the older copies (their entries become FREE, written with the next metadata).
+ * </ol>
+ * Before 2020 the kernel waited for the data writes only after the flush, so a data write still
+ * in flight at the flush could be lost while the superblock naming it survived.
+ * {@link Options#commitOrder} can reproduce that order, for the test that proves the crash
+ * model catches it; nothing else sets it.
+ *
+ * <p>Lock order: {@link #lock} → the slot lock (write) → the state monitor.
+ */
+final class Committer {
+    final ReentrantLock lock = new ReentrantLock();
+    private final CacheState state;
+    private final InFlight inFlight;
+    private final ReadWriteLock slotLock;
+    private final BlockDevice cache;
+    private final BlockDevice backing;
+    private final Failure failure;
+    private final Counters counters;
+    private final Options.CommitOrder order;
+    private volatile Superblock superblock;
+
+    Committer(CacheState state, InFlight inFlight, ReadWriteLock slotLock, BlockDevice cache, BlockDevice backing,
+            Failure failure, Counters counters, Options.CommitOrder order, Superblock superblock) {
+        this.state = state;
+        this.inFlight = inFlight;
+        this.slotLock = slotLock;
+        this.cache = cache;
+        this.backing = backing;
+        this.failure = failure;
+        this.counters = counters;
+        this.order = order;
+        this.superblock = superblock;
+    }
+
+    Superblock superblock() {
+        return superblock;
+    }
+
+    /** Makes every write that completed before the call durable (FLUSH / FUA semantics). */
+    void commit() throws IOException {
+        lock.lock();
+        try {
+            commitLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void commitLocked() throws IOException {
+        failure.check();
+        List<CacheState.SectorRun> runs;
+        List<InFlight.Write> writes;
+        int[] superseded;
+        boolean forward;
+        long next;
+        synchronized (state) {
+            forward = state.forwardFlush;
+            state.forwardFlush = false;
+            boolean needed = state.uncommitted > 0 || state.hasDirtySectors() || state.pendingCount() > 0;
+            if (!needed) {
+                runs = null;
+                writes = List.of();
+                superseded = new int[0];
+                next = state.current;
+            } else {
+                state.noteSnapshot(state.current);
+                runs = state.takeDirtySectors();
+                writes = inFlight.snapshot();
+                superseded = state.takePending();
+                next = state.current + 1;
+                state.current = next;
+                state.uncommitted = 0;
+            }
+        }
+        try {
+            if (runs != null) {
+                try {
+                    writeRuns(runs);
+                    if (order == Options.CommitOrder.WAIT_THEN_FLUSH) {
+                        InFlight.awaitAll(writes);
+                    }
+                    cache.flush();
+                    if (order == Options.CommitOrder.FLUSH_THEN_WAIT) {
+                        InFlight.awaitAll(writes);
+                    }
+                    Superblock sb = superblock.withSeqCount(next);
+                    cache.write(0, sb.encode(), BlockDevice.FUA);
+                    superblock = sb;
+                } catch (IOException | RuntimeException e) {
+                    failure.set(e);
+                    synchronized (state) {
+                        state.redirty(runs);
+                    }
+                    throw e;
+                }
+                counters.commits.increment();
+            }
+            if (forward) {
+                backing.flush();
+                counters.flushesForwarded.increment();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (forward) {
+                synchronized (state) {
+                    state.forwardFlush = true;
+                }
+            }
+            throw e;
+        }
+        if (runs != null) {
+            slotLock.writeLock().lock();
+            try {
+                synchronized (state) {
+                    state.durable = next;
+                    for (int s : superseded) {
+                        state.forget(s);
+                        state.free.release(s);
+                    }
+                }
+            } finally {
+                slotLock.writeLock().unlock();
+            }
+        }
+    }
+
+    /**
+     * With {@link #lock} held: removes {@code slots} durably — each becomes FREE in memory, every
+     * changed metadata sector is written and the cache device flushed — then releases them for
+     * reuse. Slots whose block the index no longer maps to them are skipped (a newer copy took
+     * over; the commit frees them).
+     */
+    void forgetDurably(int[] slots, long[] blocks, int count) throws IOException {
+        int[] forgotten = new int[count];
+        int n = 0;
+        int[] olderCopies;
+        List<CacheState.SectorRun> runs;
+        slotLock.writeLock().lock();
+        try {
+            synchronized (state) {
+                java.util.Set<Long> gone = new java.util.HashSet<>();
+                for (int i = 0; i < count; i++) {
+                    if (state.index.find(blocks[i]) == slots[i]) {
+                        state.index.remove(blocks[i]);
+                        state.forget(slots[i]);
+                        forgotten[n++] = slots[i];
+                        gone.add(blocks[i]);
+                    }
+                }
+                // an older copy waiting for a commit still has a valid entry on the device: it must
+                // go too, or a crash would bring it back once the newer copy is gone
+                olderCopies = state.takePendingOf(gone);
+                for (int s : olderCopies) {
+                    state.forget(s);
+                }
+                runs = state.takeDirtySectors();
+            }
+        } finally {
+            slotLock.writeLock().unlock();
+        }
+        try {
+            writeRuns(runs);
+            cache.flush();
+        } catch (IOException | RuntimeException e) {
+            failure.set(e);
+            synchronized (state) {
+                state.redirty(runs);
+            }
+            throw e;
+        }
+        // a forgotten slot may still have a data write in flight (a dropped, uncommitted copy):
+        // it must land before the slot can be handed to another block
+        InFlight.awaitAll(inFlight.snapshot());
+        synchronized (state) {
+            for (int i = 0; i < n; i++) {
+                state.free.release(forgotten[i]);
+            }
+            for (int s : olderCopies) {
+                state.free.release(s);
+            }
+            state.notifyAll();
+        }
+    }
+
+    private void writeRuns(List<CacheState.SectorRun> runs) throws IOException {
+        for (CacheState.SectorRun r : runs) {
+            cache.write(Layout.sectorOffset(r.first()), r.bytes().duplicate().clear(), 0);
+        }
+    }
+}

@@ -1,0 +1,537 @@
+package dev.strata.cache.writecache.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
+import dev.strata.api.FastZeroUnsupportedException;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Requests;
+import dev.strata.cache.writecache.internal.daemon.BackgroundJob;
+import dev.strata.cache.writecache.internal.format.Superblock;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The {@code writecache} target: a block cache with a sorted index (dm-writecache, SSD mode).
+ * Reads and the target's lifecycle live here; writes in {@link WritePath}, commits and removals
+ * in {@link Committer}, writeback in {@link Writeback}, opening and formatting in
+ * {@code recovery.Recovery}.
+ *
+ * <h2>Locking</h2>
+ * <ul>
+ * <li>the state monitor ({@code synchronized (state)}) guards everything in {@link CacheState};
+ *     it is held for index updates, and during a partial-block read-modify-write;
+ * <li>the slot lock: readers of cache slots hold it shared from resolving a slot until its data
+ *     is read; freeing a slot takes it exclusive, so no slot is reused under a reader;
+ * <li>{@link Committer#lock}: one metadata writer at a time (commit, removal, writeback batch).
+ * </ul>
+ * Order: committer lock → slot lock → state monitor. Waiting for an in-flight data write is
+ * allowed under any of them (data writes take none).
+ */
+public final class WritecacheTarget implements CacheTarget {
+    public static final String TYPE = "writecache";
+
+    private final String name;
+    private final BlockDevice backing;
+    private final BlockDevice cache;
+    private final CacheState state;
+    private final int bs;
+    private final InFlight inFlight = new InFlight();
+    private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
+    private final Counters counters = new Counters();
+    private final Failure failure;
+    private final Committer committer;
+    private final Writeback writeback;
+    private final WritePath writes;
+    private final ExecutorService fuaPool;
+    private final BackgroundJob background;
+    private volatile Tunables tunables;
+    private volatile CacheMode mode = CacheMode.WRITEBACK;
+    /** Writes go around: write-around mode, or on the way to it while dirty blocks drain. */
+    private volatile boolean goAround;
+    private volatile boolean closed;
+
+    /** Builds the target over recovered state; see {@code recovery.Recovery}. */
+    public WritecacheTarget(String name, BlockDevice backing, BlockDevice cache, Superblock sb, StateLoader loader,
+            Tunables tunables, Options options) throws IOException {
+        this.name = name;
+        this.backing = backing;
+        this.cache = cache;
+        this.bs = sb.blockSize();
+        this.state = new CacheState(sb.layout(), sb.seqCount(), options.nanoClock());
+        this.failure = new Failure(name + " (cache device)");
+        this.tunables = tunables;
+        this.goAround = tunables.cleaner();
+        loader.load(new StateAccess(state));
+        // the recovered blocks' ages (for max_age) count from now
+        state.noteSnapshot(state.current - 1);
+        this.committer = new Committer(state, inFlight, slotLock, cache, backing, failure, counters,
+                options.commitOrder(), sb);
+        this.writeback = new Writeback(state, committer, cache, backing, counters);
+        this.fuaPool = options.lazyFuaData() ? null : Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "strata-writecache-" + name + "-fua");
+            t.setDaemon(true);
+            return t;
+        });
+        this.writes = new WritePath(state, inFlight, committer, writeback, cache, backing, failure, counters, fuaPool);
+        writes.batch = tunables.writebackBatch();
+        // entries the recovery dropped (uncommitted leftovers, older duplicates) are rewritten as
+        // FREE before any I/O: a later commit must not make them valid again
+        committer.commit();
+        this.background = options.background() ? new BackgroundJob("strata-writecache-" + name, this::backgroundOnce)
+                : null;
+        if (background != null) {
+            background.start();
+        }
+    }
+
+    /** What {@code recovery.Recovery} fills in before the target starts. */
+    @FunctionalInterface
+    public interface StateLoader {
+        void load(StateAccess state) throws IOException;
+    }
+
+    // ---- BlockDevice -------------------------------------------------------------------------
+
+    @Override
+    public long size() {
+        return backing.size();
+    }
+
+    @Override
+    public int blockSize() {
+        return bs;
+    }
+
+    @Override
+    public String type() {
+        return TYPE;
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws IOException {
+        int len = dst.remaining();
+        Requests.check(this, offset, len);
+        if (len == 0) {
+            return;
+        }
+        failure.check();
+        record Piece(long offset, int length, long slotOffset) {
+        }
+        List<Piece> pieces = new ArrayList<>();
+        slotLock.readLock().lock();
+        try {
+            List<InFlight.Write> wait = new ArrayList<>();
+            synchronized (state) {
+                long p = offset;
+                long end = offset + len;
+                while (p < end) {
+                    long block = p / bs;
+                    int in = (int) (p % bs);
+                    int n = (int) Math.min(bs - in, end - p);
+                    int s = state.index.find(block);
+                    long at = s < 0 ? -1 : state.layout.slotOffset(s) + in;
+                    counters.reads.increment();
+                    if (s >= 0) {
+                        counters.readHits.increment();
+                        wait.addAll(inFlight.overlapping(s, s));
+                    }
+                    Piece last = pieces.isEmpty() ? null : pieces.get(pieces.size() - 1);
+                    if (last != null && (at < 0 ? last.slotOffset < 0 : last.slotOffset >= 0
+                            && at == last.slotOffset + last.length)) {
+                        pieces.set(pieces.size() - 1, new Piece(last.offset, last.length + n, last.slotOffset));
+                    } else {
+                        pieces.add(new Piece(p, n, at));
+                    }
+                    p += n;
+                }
+            }
+            InFlight.awaitAll(wait);
+            int base = dst.position();
+            for (Piece piece : pieces) {
+                ByteBuffer part = dst.slice(base + (int) (piece.offset - offset), piece.length);
+                if (piece.slotOffset < 0) {
+                    backing.read(piece.offset, part);
+                } else {
+                    cache.read(piece.slotOffset, part);
+                }
+            }
+            failure.check();
+            dst.position(dst.limit());
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src, int flags) throws IOException {
+        int len = src.remaining();
+        Requests.check(this, offset, len);
+        if (len == 0) {
+            return;
+        }
+        failure.check();
+        boolean around = goAround;
+        List<InFlight.Write> fuaWrites = new ArrayList<>();
+        long p = offset;
+        long end = offset + len;
+        while (p < end) {
+            long block = p / bs;
+            int in = (int) (p % bs);
+            ByteBuffer part;
+            if (in != 0 || end - p < bs) {
+                int n = (int) Math.min(bs - in, end - p);
+                part = src.slice(src.position() + (int) (p - offset), n);
+                counters.writes.increment();
+                writes.writePartial(block, in, part, flags);
+                p += n;
+            } else {
+                int count = (int) ((end - p) / bs);
+                part = src.slice(src.position() + (int) (p - offset), count * bs);
+                counters.writes.add(count);
+                writes.writeBlocks(block, count, part, flags, around, fuaWrites);
+                p += (long) count * bs;
+            }
+        }
+        if ((flags & FUA) != 0) {
+            // FUA writes commit before they are acknowledged (dm-writecache's SSD mode does not)
+            committer.commit();
+            InFlight.awaitAll(fuaWrites);
+        }
+        src.position(src.limit());
+        maybeWake();
+    }
+
+    @Override
+    public void flush() throws IOException {
+        counters.flushes.increment();
+        committer.commit();
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        Requests.check(this, offset, length);
+        counters.discards.increment();
+        long first = (offset + bs - 1) / bs;
+        long last = (offset + length) / bs;
+        // a discard is advisory: the partial blocks at its ends keep their data
+        for (long b = first; b < last; b += Integer.MAX_VALUE / bs) {
+            writes.zeroBlocks(b, (int) Math.min(last - b, Integer.MAX_VALUE / bs), 0, true);
+        }
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, int flags) throws IOException {
+        Requests.check(this, offset, length);
+        if ((flags & FAST_ZERO) != 0) {
+            throw new FastZeroUnsupportedException(name + ": zeroing through the cache is not faster than writing zeroes");
+        }
+        if (length == 0) {
+            return;
+        }
+        long end = offset + length;
+        long first = (offset + bs - 1) / bs;
+        long last = end / bs;
+        if (first > last) { // inside one block
+            writes.writePartial(offset / bs, (int) (offset % bs), ByteBuffer.allocate((int) length), flags);
+        } else {
+            if (offset % bs != 0) {
+                writes.writePartial(offset / bs, (int) (offset % bs), ByteBuffer.allocate((int) (first * bs - offset)), flags);
+            }
+            for (long b = first; b < last; b += Integer.MAX_VALUE / bs) {
+                writes.zeroBlocks(b, (int) Math.min(last - b, Integer.MAX_VALUE / bs), flags, false);
+            }
+            if (end % bs != 0) {
+                writes.writePartial(last, 0, ByteBuffer.allocate((int) (end - last * bs)), flags);
+            }
+        }
+        if ((flags & FUA) != 0) {
+            committer.commit();
+        }
+    }
+
+    // ---- Target ------------------------------------------------------------------------------
+
+    @Override
+    public Map<String, String> status() {
+        Map<String, String> m = new LinkedHashMap<>();
+        long cached;
+        long free;
+        long underWb;
+        long seq;
+        synchronized (state) {
+            cached = state.index.size();
+            free = state.free.count();
+            underWb = state.underWritebackCount();
+            seq = state.durable;
+        }
+        m.put(Keys.MODE, mode.label());
+        m.put("error", failure.failed() ? "1" : "0");
+        m.put(Keys.BLOCK_SIZE, Integer.toString(bs));
+        m.put(Keys.CAPACITY_BLOCKS, Long.toString(state.slots()));
+        m.put("free_blocks", Long.toString(free));
+        m.put(Keys.CACHED_BLOCKS, Long.toString(cached));
+        m.put(Keys.DIRTY_BLOCKS, Long.toString(cached));
+        m.put("under_writeback", Long.toString(underWb));
+        m.put("reads", Long.toString(counters.reads.sum()));
+        m.put(Keys.READ_HITS, Long.toString(counters.readHits.sum()));
+        m.put(Keys.READ_MISSES, Long.toString(counters.reads.sum() - counters.readHits.sum()));
+        m.put("writes", Long.toString(counters.writes.sum()));
+        long hu = counters.writeHitsUncommitted.sum();
+        long hc = counters.writeHitsCommitted.sum();
+        m.put(Keys.WRITE_HITS, Long.toString(hu + hc));
+        m.put("write_hits_uncommitted", Long.toString(hu));
+        m.put("write_hits_committed", Long.toString(hc));
+        m.put(Keys.WRITE_MISSES, Long.toString(counters.writesAllocated.sum() + counters.writesAround.sum()));
+        m.put("writes_around", Long.toString(counters.writesAround.sum()));
+        m.put(Keys.BYPASSED, Long.toString(counters.writesAround.sum()));
+        m.put("writes_allocated", Long.toString(counters.writesAllocated.sum()));
+        m.put("writes_blocked_on_freelist", Long.toString(counters.writesBlockedOnFreelist.sum()));
+        m.put("flushes", Long.toString(counters.flushes.sum()));
+        m.put("flushes_forwarded", Long.toString(counters.flushesForwarded.sum()));
+        m.put("discards", Long.toString(counters.discards.sum()));
+        m.put("commits", Long.toString(counters.commits.sum()));
+        m.put("seq_count", Long.toString(seq));
+        m.put(Keys.WRITTEN_BACK_BLOCKS, Long.toString(counters.writtenBack.sum()));
+        m.put(Keys.WRITEBACK_ERROR, Long.toString(counters.writebackErrors.sum()));
+        m.putAll(tunables.asMap());
+        return m;
+    }
+
+    @Override
+    public void message(String key, String value) throws IOException {
+        switch (key) {
+            case "flush", "writeback" -> {
+                try {
+                    writebackAll((d, w) -> { });
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException(name + ": writeback interrupted");
+                }
+            }
+            case "commit" -> committer.commit();
+            case "mode" -> setMode(CacheMode.parse(value));
+            default -> {
+                if (!Tunables.KEYS.contains(key)) {
+                    throw new InvalidArgumentException("writecache: no tunable or action '" + key + "'; tunables: "
+                            + String.join(", ", Tunables.KEYS) + "; actions: flush, commit, mode");
+                }
+                Tunables t = tunables.with(key, value);
+                tunables = t;
+                writes.batch = t.writebackBatch();
+                goAround = t.cleaner() || mode == CacheMode.WRITEAROUND;
+                maybeWake();
+            }
+        }
+    }
+
+    @Override
+    public void suspend() throws IOException {
+        if (background != null) {
+            background.stop();
+        }
+        committer.commit();
+    }
+
+    @Override
+    public void resume() {
+        if (background != null && !closed) {
+            background.start();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (background != null) {
+            background.stop();
+        }
+        try {
+            committer.commit();
+        } finally {
+            if (fuaPool != null) {
+                fuaPool.shutdown();
+                try {
+                    fuaPool.awaitTermination(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    // ---- CacheTarget -------------------------------------------------------------------------
+
+    @Override
+    public CacheMode mode() {
+        return mode;
+    }
+
+    @Override
+    public Set<CacheMode> supportedModes() {
+        return EnumSet.of(CacheMode.WRITEBACK, CacheMode.WRITEAROUND);
+    }
+
+    @Override
+    public void setMode(CacheMode m) throws IOException {
+        if (!supportedModes().contains(m)) {
+            throw new InvalidArgumentException("writecache: mode " + m.label() + " is not supported; use writeback or writearound");
+        }
+        if (m == CacheMode.WRITEBACK) {
+            goAround = tunables.cleaner();
+            mode = m;
+            return;
+        }
+        goAround = true;
+        long dirty = dirtyBlocks();
+        if (dirty > 0) {
+            throw new InvalidArgumentException("writecache: " + dirty + " dirty blocks remain; new writes now go around;"
+                    + " write everything back (cache:writeback), then switch to " + m.label());
+        }
+        mode = m;
+    }
+
+    @Override
+    public String authoritativeDeviceArgument() {
+        return "backing";
+    }
+
+    @Override
+    public String cacheDeviceArgument() {
+        return "cache";
+    }
+
+    @Override
+    public int cacheBlockSize() {
+        return bs;
+    }
+
+    @Override
+    public long capacityBlocks() {
+        return state.slots();
+    }
+
+    @Override
+    public long cachedBlocks() {
+        synchronized (state) {
+            return state.index.size();
+        }
+    }
+
+    /** Every cached block is dirty: a written-back block leaves the cache (reads are not promoted). */
+    @Override
+    public long dirtyBlocks() {
+        return cachedBlocks();
+    }
+
+    @Override
+    public void writebackAll(WritebackProgress progress) throws IOException, InterruptedException {
+        long[] done = new long[1];
+        long lastReport = System.nanoTime();
+        while (true) {
+            committer.commit();
+            long at = 0;
+            long before = done[0];
+            while (at >= 0) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("writeback interrupted; " + dirtyBlocks() + " blocks stay dirty");
+                }
+                at = writeback.inOrder(at, tunables.writebackBatch(), done);
+                if (System.nanoTime() - lastReport > 1_000_000_000L) {
+                    progress.update(dirtyBlocks(), done[0]);
+                    lastReport = System.nanoTime();
+                }
+            }
+            if (dirtyBlocks() == 0 || done[0] == before) {
+                break;
+            }
+        }
+        progress.update(dirtyBlocks(), done[0]);
+    }
+
+    // ---- background --------------------------------------------------------------------------
+
+    private void maybeWake() {
+        if (background != null && needsBackground()) {
+            background.wake();
+        }
+    }
+
+    private boolean needsBackground() {
+        Tunables t = tunables;
+        synchronized (state) {
+            long used = state.slots() - state.free.count();
+            return state.uncommitted >= t.autocommitBlocks() || used * 100 >= (long) t.highWatermark() * state.slots()
+                    || (t.cleaner() && state.index.size() > 0);
+        }
+    }
+
+    /**
+     * One round of background work: commit once {@code autocommit_blocks} are uncommitted or the
+     * first of them is {@code autocommit_time} old;
+     * from the high watermark (or in cleaner mode) write back the oldest blocks until the low
+     * watermark (or empty); write back blocks older than {@code max_age}. Returns whether there
+     * is more to do.
+     */
+    public boolean backgroundOnce() throws IOException {
+        Tunables t = tunables;
+        boolean commit;
+        boolean wb;
+        synchronized (state) {
+            long used = state.slots() - state.free.count();
+            commit = state.uncommitted >= t.autocommitBlocks() || (t.autocommitTime() > 0 && state.uncommitted > 0
+                    && state.now() - state.firstUncommittedNanos >= t.autocommitTime() * 1_000_000L);
+            wb = t.cleaner() ? state.index.size() > 0 : used * 100 >= (long) t.highWatermark() * state.slots();
+        }
+        if (commit) {
+            committer.commit();
+        }
+        while (wb && !closed) {
+            int n;
+            synchronized (state) {
+                long used = state.slots() - state.free.count();
+                long low = t.cleaner() ? 0 : (long) t.lowWatermark() * state.slots() / 100;
+                n = (int) Math.max(1, Math.min(t.writebackBatch(), used - low));
+            }
+            if (writeback.oldest(n) == 0) {
+                committer.commit();
+                if (writeback.oldest(n) == 0) {
+                    break;
+                }
+            }
+            synchronized (state) {
+                long used = state.slots() - state.free.count();
+                wb = t.cleaner() ? state.index.size() > 0 : used * 100 > (long) t.lowWatermark() * state.slots();
+            }
+        }
+        // max_age: blocks written longer ago than that go back whatever the watermarks
+        if (t.maxAge() > 0 && !closed) {
+            long limit;
+            synchronized (state) {
+                limit = state.agedSeqLimit(state.now() - t.maxAge() * 1_000_000L);
+            }
+            while (limit >= 0 && !closed && writeback.oldest(t.writebackBatch(), limit) > 0) {
+                // next batch
+            }
+        }
+        return false;
+    }
+
+    /** Writes back up to {@code max} of the oldest committed blocks (tests drive writeback with it). */
+    public int writebackOldest(int max) throws IOException {
+        return writeback.oldest(max);
+    }
+}

@@ -1,0 +1,190 @@
+package dev.strata.cache.writecache.internal.recovery;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.writecache.internal.format.FormatException;
+import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.format.MetadataSector;
+import dev.strata.cache.writecache.internal.format.Superblock;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.Tunables;
+import dev.strata.cache.writecache.internal.io.StateAccess;
+import dev.strata.cache.writecache.internal.io.WritecacheTarget;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * Opens a writecache: checks every argument against both devices before writing anything,
+ * formats a blank cache device (or any other one with {@code format=true}), or recovers:
+ * superblock → every metadata sector (each checked: a corrupt one stops the open, since dropping
+ * it would lose committed writes) → index. An entry is valid iff it names a block and its
+ * seq_count is below the superblock's; of two valid entries for one block the higher seq_count
+ * wins. Entries that lose, and uncommitted leftovers, are rewritten FREE before the target takes
+ * I/O (a later commit would otherwise make a leftover valid).
+ */
+public final class Recovery {
+    /** Metadata sectors read per I/O. */
+    private static final int READ_SECTORS = 512;
+
+    private Recovery() {
+    }
+
+    /**
+     * @param blockSize  the {@code block_size} argument, or 0 when not given (4096 for a new cache,
+     *                   the recorded one otherwise)
+     * @param backingId  the backing device's identity, or null when the caller has none
+     */
+    public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
+            int blockSize, boolean format, Tunables tunables, Options options) throws IOException {
+        if (backing == cache) {
+            throw new InvalidArgumentException("writecache: backing and cache are the same device; use two devices");
+        }
+        if (backingId != null && backingId.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > Superblock.MAX_ID_BYTES) {
+            backingId = backingId.substring(0, Superblock.MAX_ID_BYTES / 4);
+        }
+        if (cache.size() < Layout.SUPERBLOCK_BYTES) {
+            throw tooSmall(cache, blockSize == 0 ? 4096 : blockSize);
+        }
+        ByteBuffer sbBytes = ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES);
+        cache.read(0, sbBytes);
+        Superblock sb = null;
+        FormatException problem = null;
+        try {
+            sb = Superblock.decode(sbBytes.clear());
+        } catch (FormatException e) {
+            problem = e;
+        }
+        if (sb != null && !sameBacking(sb, backing, backingId)) {
+            if (!format) {
+                throw new InvalidArgumentException("writecache: the cache device belongs to another backing device ("
+                        + sb.backingSize() + " bytes" + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId())
+                        + "); name that backing device, or pass format=true to format it (its contents are lost)");
+            }
+            sb = null;
+        }
+        if (sb != null) {
+            // a valid cache of this backing device is recovered, never reformatted: format=true
+            // persists in the device's definition and a restart must not wipe dirty data
+            if (blockSize != 0 && blockSize != sb.blockSize()) {
+                throw new InvalidArgumentException("writecache: the cache device was formatted with block_size="
+                        + sb.blockSize() + ", not " + blockSize + "; drop block_size or use " + sb.blockSize());
+            }
+            checkBlockSize(sb.blockSize(), backing, cache);
+            if (sb.layout().usedBytes() > cache.size()) {
+                throw new InvalidArgumentException("writecache: the cache device is smaller (" + cache.size()
+                        + " bytes) than the cache formatted on it (" + sb.layout().usedBytes() + " bytes)");
+            }
+            Superblock found = sb;
+            return new WritecacheTarget(name, backing, cache, sb, s -> load(found, cache, backing, s), tunables, options);
+        }
+        if (problem.kind() != FormatException.Kind.BLANK && !format) {
+            throw new InvalidArgumentException("writecache: " + problem.getMessage()
+                    + "; pass format=true to format it (its contents are lost)");
+        }
+        int bs = blockSize == 0 ? 4096 : blockSize;
+        checkBlockSize(bs, backing, cache);
+        Layout layout = Layout.fit(bs, cache.size());
+        if (layout == null) {
+            throw tooSmall(cache, bs);
+        }
+        Superblock fresh = format(cache, layout, backing.size(), backingId);
+        return new WritecacheTarget(name, backing, cache, fresh, s -> s.releaseUnused(), tunables, options);
+    }
+
+    private static InvalidArgumentException tooSmall(BlockDevice cache, int bs) {
+        return new InvalidArgumentException("writecache: the cache device (" + cache.size()
+                + " bytes) is too small for one slot of " + bs + " bytes; it needs at least "
+                + Layout.minimumCacheBytes(bs) + " bytes");
+    }
+
+    private static boolean sameBacking(Superblock sb, BlockDevice backing, String backingId) {
+        return sb.backingSize() == backing.size()
+                && (backingId == null || sb.backingId().isEmpty() || sb.backingId().equals(backingId));
+    }
+
+    private static void checkBlockSize(int bs, BlockDevice backing, BlockDevice cache) {
+        for (BlockDevice d : new BlockDevice[] {backing, cache}) {
+            if (d.blockSize() > bs) {
+                throw new InvalidArgumentException("writecache: block_size=" + bs + " is smaller than the "
+                        + (d == backing ? "backing" : "cache") + " device's block size " + d.blockSize()
+                        + "; use block_size=" + d.blockSize());
+            }
+        }
+        if (backing.size() % bs != 0) {
+            throw new InvalidArgumentException("writecache: the backing device's size " + backing.size()
+                    + " is not a multiple of block_size=" + bs + "; use block_size=512");
+        }
+    }
+
+    /**
+     * Formats: the superblock is zeroed first (a format cut short leaves a blank device, not a
+     * valid superblock over half-written metadata), every metadata sector is written FREE, the
+     * device flushed, then the superblock written with seq_count 0, FUA.
+     */
+    static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId) throws IOException {
+        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
+        long sectors = layout.metadataSectors();
+        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR);
+        for (long first = 0; first < sectors; first += READ_SECTORS) {
+            int n = (int) Math.min(READ_SECTORS, sectors - first);
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
+                    MetadataSector.putEntry(buf, i * Layout.SECTOR, k, MetadataSector.FREE, 0);
+                }
+                MetadataSector.seal(buf, i * Layout.SECTOR, first + i);
+            }
+            cache.write(Layout.sectorOffset(first), buf.duplicate().clear().limit(n * Layout.SECTOR), 0);
+        }
+        cache.flush();
+        Superblock sb = Superblock.create(layout, backingSize, backingId, System.currentTimeMillis());
+        cache.write(0, sb.encode(), BlockDevice.FUA);
+        return sb;
+    }
+
+    private static void load(Superblock sb, BlockDevice cache, BlockDevice backing, StateAccess s)
+            throws IOException {
+        Layout layout = sb.layout();
+        long sectors = layout.metadataSectors();
+        long backingBlocks = backing.size() / sb.blockSize();
+        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR);
+        for (long first = 0; first < sectors; first += READ_SECTORS) {
+            int n = (int) Math.min(READ_SECTORS, sectors - first);
+            buf.clear().limit(n * Layout.SECTOR);
+            cache.read(Layout.sectorOffset(first), buf);
+            for (int i = 0; i < n; i++) {
+                int base = i * Layout.SECTOR;
+                try {
+                    MetadataSector.check(buf, base, first + i, layout.slots(), backingBlocks);
+                } catch (FormatException e) {
+                    throw new IOException("writecache: " + e.getMessage()
+                            + "; the committed cache contents cannot be recovered safely");
+                }
+                for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
+                    long slotL = (first + i) * Layout.ENTRIES_PER_SECTOR + k;
+                    if (slotL >= layout.slots()) {
+                        break;
+                    }
+                    int slot = (int) slotL;
+                    long block = MetadataSector.entryBlock(buf, base, k);
+                    long seq = MetadataSector.entrySeq(buf, base, k);
+                    if (block == MetadataSector.FREE) {
+                        continue;
+                    }
+                    if (seq >= sb.seqCount()) {
+                        s.free(slot, true); // written but never committed
+                        continue;
+                    }
+                    int other = s.find(block);
+                    if (other < 0) {
+                        s.link(slot, block, seq);
+                    } else if (s.seq(other) < seq) {
+                        s.replace(other, slot, block, seq);
+                    } else {
+                        s.free(slot, true); // an older copy: the newer one won
+                    }
+                }
+            }
+        }
+        s.releaseUnused();
+    }
+}

@@ -1,0 +1,148 @@
+package dev.strata.cache.writecache.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.api.Claim;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Target;
+import dev.strata.cache.writecache.internal.format.Crc;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.WritecacheSubject;
+import dev.strata.testsupport.crash.CrashableDevice;
+import dev.strata.testsupport.target.SimpleTargetContext;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** Every mistake gets one clear line, and changes nothing on either device unless format=true. */
+class BadInputTest {
+    final WritecacheFactory factory = new WritecacheFactory(Options.defaults().manual());
+    CrashableDevice backing = new CrashableDevice("slow", 1 << 20, 512);
+    CrashableDevice cache = new CrashableDevice("fast", WritecacheSubject.cacheBytes(32, 4096), 512);
+
+    Target create(String args) throws IOException {
+        return factory.create(SimpleTargetContext.of("wc0", args).with("slow", backing).with("fast", cache));
+    }
+
+    /** The call fails with one line, no class names, and neither device changed. */
+    String refused(String args) {
+        byte[] b = backing.currentImage();
+        byte[] c = cache.currentImage();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> create(args).close());
+        String m = e.getMessage();
+        assertFalse(m.contains("\n"), m);
+        assertFalse(m.contains("Exception"), m);
+        assertTrue(m.startsWith("writecache"), m);
+        assertArrayEquals(b, backing.currentImage(), "backing changed by: " + args);
+        assertArrayEquals(c, cache.currentImage(), "cache changed by: " + args);
+        return m;
+    }
+
+    @Test
+    void argumentsAreCheckedBeforeAnyDeviceIsTouched() {
+        assertTrue(refused("backing=slow cache=fast block_size=1024").contains("use 512 or 4096"));
+        assertTrue(refused("backing=slow cache=fast block_size=8192").contains("out of range"));
+        assertTrue(refused("backing=slow cache=fast low_watermark=60 high_watermark=50").contains("must not exceed"));
+        assertTrue(refused("backing=slow cache=fast high_watermark=101").contains("out of range"));
+        assertTrue(refused("backing=slow cache=fast writeback_batch=0").contains("out of range"));
+        assertTrue(refused("backing=slow cache=fast autocommit_blocks=x").contains("not a whole number"));
+        assertTrue(refused("backing=slow cache=fast cleaner=maybe").contains("not a boolean"));
+        assertTrue(refused("backing=slow cache=fast speed=11").contains("unknown argument"));
+        assertTrue(refused("backing=slow").contains("missing argument 'cache"));
+        assertTrue(refused("backing=fast cache=fast").contains("same device"));
+    }
+
+    @Test
+    void blockSizeSmallerThanADevicesIsRefused() {
+        backing = new CrashableDevice("slow", 1 << 20, 4096);
+        assertEquals("writecache: block_size=512 is smaller than the backing device's block size 4096; use block_size=4096",
+                refused("backing=slow cache=fast block_size=512"));
+    }
+
+    @Test
+    void aCacheTooSmallForOneSlotIsRefused() {
+        cache = new CrashableDevice("fast", 8192, 512);
+        assertTrue(refused("backing=slow cache=fast").contains("too small for one slot of 4096 bytes; it needs at least 12288"));
+    }
+
+    @Test
+    void foreignDataAnotherPolicyAndAnotherVersionAreRefusedUnlessFormatIsGiven() throws IOException {
+        byte[] junk = new byte[4096];
+        new Random(1).nextBytes(junk);
+        cache.write(0, ByteBuffer.wrap(junk), 0);
+        assertTrue(refused("backing=slow cache=fast").contains("not a Strata cache; pass format=true"));
+        try (Target t = create("backing=slow cache=fast format=true")) {
+            assertEquals("32", t.status().get("capacity_blocks"));
+        }
+    }
+
+    @Test
+    void anotherPolicysSuperblockIsNamed() throws IOException {
+        create("backing=slow cache=fast").close(); // blank: formatted
+        ByteBuffer sb = ByteBuffer.allocate(4096);
+        cache.read(0, sb);
+        sb.put(16, "writeboost".getBytes());
+        sb.order(ByteOrder.LITTLE_ENDIAN).putInt(8, Crc.of(sb, 12, 4096 - 12));
+        cache.write(0, sb.clear(), 0);
+        assertEquals("writecache: the cache device is formatted for the 'writeboost' policy, not writecache;"
+                + " pass format=true to format it (its contents are lost)", refused("backing=slow cache=fast"));
+        sb.put(16, "writecache".getBytes());
+        sb.order(ByteOrder.LITTLE_ENDIAN).putInt(12, 9);
+        sb.order(ByteOrder.LITTLE_ENDIAN).putInt(8, Crc.of(sb, 12, 4096 - 12));
+        cache.write(0, sb.clear(), 0);
+        assertTrue(refused("backing=slow cache=fast").contains("format version 9; this bundle reads version 1"));
+        try (Target t = create("backing=slow cache=fast format=true")) {
+            assertEquals("0", t.status().get("dirty_blocks"));
+        }
+    }
+
+    @Test
+    void aChangedBlockSizeOnReopenIsRefused() throws IOException {
+        create("backing=slow cache=fast block_size=4096").close();
+        assertEquals("writecache: the cache device was formatted with block_size=4096, not 512; drop block_size or use 4096",
+                refused("backing=slow cache=fast block_size=512"));
+        try (Target t = create("backing=slow cache=fast")) {
+            assertEquals(4096, t.blockSize());
+        }
+    }
+
+    @Test
+    void anotherBackingDeviceIsRefused() throws IOException {
+        try (Target t = create("backing=slow cache=fast")) {
+            t.write(0, ByteBuffer.allocate(4096), 0);
+        }
+        backing = new CrashableDevice("slow", 2 << 20, 512);
+        assertTrue(refused("backing=slow cache=fast").contains("belongs to another backing device (1048576 bytes)"));
+    }
+
+    @Test
+    void aValidCacheOfTheSameBackingIsNeverReformatted() throws IOException {
+        ByteBuffer d = ByteBuffer.allocate(4096);
+        new Random(4).nextBytes(d.array());
+        try (Target t = create("backing=slow cache=fast format=true")) {
+            t.write(8192, d.duplicate(), 0);
+        }
+        try (Target t = create("backing=slow cache=fast format=true")) {
+            ByteBuffer r = ByteBuffer.allocate(4096);
+            t.read(8192, r);
+            assertArrayEquals(d.array(), r.array());
+            assertEquals("1", t.status().get("dirty_blocks"));
+        }
+    }
+
+    @Test
+    void claimsAreExclusiveAndAWritecacheOfTheSameDevicesIsAdopted() {
+        Map<String, String> a = Map.of("backing", "slow", "cache", "fast");
+        assertEquals(Map.of("slow", Claim.EXCLUSIVE, "fast", Claim.EXCLUSIVE), factory.claims(a));
+        assertTrue(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "fast", "high_watermark", "70")));
+        assertFalse(factory.adopts("writeboost", a, a));
+        assertFalse(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "other")));
+    }
+}

@@ -1,0 +1,134 @@
+package dev.strata.cache.writecache.internal.index;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+class IndexTest {
+
+    @Test
+    void agreesWithATreeMap() {
+        int slots = 5000;
+        SlotIndex index = new SlotIndex(slots);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        ArrayDeque<Integer> free = new ArrayDeque<>();
+        for (int i = 0; i < slots; i++) {
+            free.add(i);
+        }
+        Random r = new Random(3);
+        for (int step = 0; step < 200_000; step++) {
+            long b = r.nextInt(20_000);
+            Integer have = model.get(b);
+            assertEquals(have == null ? -1 : have, index.find(b));
+            if (have == null && !free.isEmpty() && r.nextInt(3) != 0) {
+                int s = free.poll();
+                index.insert(s, b, step);
+                model.put(b, s);
+            } else if (have != null) {
+                assertEquals(have, index.remove(b));
+                assertEquals(b, index.block(have));
+                index.clear(have);
+                model.remove(b);
+                free.add(have);
+            }
+            long q = r.nextInt(21_000);
+            Map.Entry<Long, Integer> c = model.ceilingEntry(q);
+            assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
+            assertEquals(model.size(), index.size());
+        }
+        assertThrows(IllegalStateException.class, () -> {
+            long b = model.firstKey();
+            index.insert(free.poll(), b, 0);
+        });
+    }
+
+    @Test
+    void inOrderWalkThroughCeilingIsSorted() {
+        SlotIndex index = new SlotIndex(1000);
+        Random r = new Random(1);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        for (int s = 0; s < 1000; s++) {
+            long b;
+            do {
+                b = r.nextInt(1 << 30);
+            } while (model.containsKey(b));
+            index.insert(s, b, s);
+            model.put(b, s);
+        }
+        long at = 0;
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            int s = index.ceiling(at);
+            assertEquals(e.getValue(), s);
+            at = index.block(s) + 1;
+        }
+        assertEquals(-1, index.ceiling(at));
+    }
+
+    @Test
+    void heapPerSlotIsAtMost24Bytes() {
+        assertTrue(SlotIndex.heapBytesPerSlot() <= 24);
+        int n = 1 << 20;
+        // the smallest of three measurements: other threads of the test JVM allocate meanwhile
+        double perSlot = Double.MAX_VALUE;
+        double freeList = Double.MAX_VALUE;
+        for (int round = 0; round < 3; round++) {
+            long before = usedHeap();
+            SlotIndex index = new SlotIndex(n);
+            long mid = usedHeap();
+            FreeSlots free = new FreeSlots(n);
+            for (int i = 0; i < n; i++) {
+                free.release(i);
+            }
+            long after = usedHeap();
+            assertEquals(n, index.slots());
+            assertEquals(n, free.count());
+            perSlot = Math.min(perSlot, (mid - before) / (double) n);
+            freeList = Math.min(freeList, (after - mid) / (double) n);
+        }
+        System.out.printf("writecache heap per slot: index %.2f B, free list %.2f B (%d slots)%n", perSlot, freeList, n);
+        assertTrue(perSlot <= 24.3, "index heap per slot " + perSlot);
+        assertTrue(freeList <= 0.3, "free list heap per slot " + freeList);
+    }
+
+    /** Heap in use after collections have stopped shrinking it (the garbage of earlier tests gone). */
+    private static long usedHeap() {
+        java.lang.management.MemoryMXBean m = java.lang.management.ManagementFactory.getMemoryMXBean();
+        long last = Long.MAX_VALUE;
+        for (int i = 0; i < 10; i++) {
+            System.gc();
+            long used = m.getHeapMemoryUsage().getUsed();
+            if (used >= last) {
+                return used;
+            }
+            last = used;
+        }
+        return last;
+    }
+
+    @Test
+    void freeSlotsHandOutConsecutiveRunsFromTheCursor() {
+        FreeSlots f = new FreeSlots(16);
+        for (int i = 0; i < 16; i++) {
+            f.release(i);
+        }
+        assertEquals((0L << 32) | 4, f.take(4));
+        assertEquals((4L << 32) | 12, f.take(100));
+        assertEquals(-1, f.take(1));
+        f.release(9);
+        f.release(10);
+        f.release(2);
+        assertEquals((2L << 32) | 1, f.take(4)); // cursor wrapped to 0: first run is slot 2 alone
+        assertEquals((9L << 32) | 2, f.take(4)); // the next run after the cursor, not merged across a used slot
+        assertEquals(0, f.count());
+        assertThrows(IllegalStateException.class, () -> {
+            f.release(3);
+            f.release(3);
+        });
+    }
+}

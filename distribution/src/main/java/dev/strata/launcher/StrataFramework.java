@@ -180,6 +180,7 @@ final class StrataFramework {
             throw new Main.StartupException("cannot list bundles in " + dir + ": " + e.getMessage(), e);
         }
         List<Bundle> toStart = new ArrayList<>();
+        ShippedBundles shipped = new ShippedBundles(ctx, stopping::get);
         for (Path jar : jars) {
             try {
                 String location = jar.toUri().toString();
@@ -190,10 +191,13 @@ final class StrataFramework {
                     }
                 }
                 String bsn = symbolicName(jar);
-                b.adapt(BundleStartLevel.class).setStartLevel(config.startLevel(bsn));
-                if (b.getHeaders().get(Constants.FRAGMENT_HOST) == null && startsInThisMode(bsn)) {
+                int level = config.startLevel(bsn);
+                b.adapt(BundleStartLevel.class).setStartLevel(level);
+                boolean start = b.getHeaders().get(Constants.FRAGMENT_HOST) == null && startsInThisMode(bsn);
+                if (start) {
                     toStart.add(b);
                 }
+                shipped.add(b, jar, level, start);
             } catch (IOException | BundleException | RuntimeException e) {
                 err.println("strata: cannot install " + home.relativize(jar) + ": " + Main.describe(e));
             }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 import org.apache.felix.gogo.jline.Builtin;
+import org.apache.felix.gogo.jline.Converters;
 import org.apache.felix.gogo.jline.Parser;
 import org.apache.felix.gogo.jline.Posix;
 import org.apache.felix.gogo.jline.Procedural;
@@ -48,7 +49,8 @@ import dev.strata.api.DeviceManager;
  * gogo.jline's own bundle is installed but never started: its activator would open a second
  * console whose error lines carry exception class names. Its commands (Procedural: {@code each},
  * {@code if}, {@code try}; Posix: {@code cat}, {@code grep}, {@code tail}; Builtin:
- * {@code history}, {@code keymap}) are registered here instead, for the console's life.
+ * {@code history}, {@code keymap}) and converters (a bundle id for {@code update}, {@code refresh})
+ * are registered here instead, for the console's life.
  */
 final class Console implements Runnable {
 
@@ -239,6 +241,9 @@ final class Console implements Runnable {
 
     /** gogo.jline's commands, registered as gogo.jline's activator would (scope {@code gogo}). */
     private void registerGogoCommands() {
+        // converters: "30" to a Bundle for update/refresh/start …, results formatted for the terminal
+        registrations.add(context.registerService(Converter.class.getName(),
+                new Converters(context.getBundle(0).getBundleContext()), null));
         register(new Builtin(), Builtin.class);
         register(new Procedural(), Procedural.class);
         register(new Posix(processor), Posix.class);

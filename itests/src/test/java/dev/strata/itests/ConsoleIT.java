@@ -98,6 +98,16 @@ public class ConsoleIT {
             t.keys("Tab");
             t.await("s completed to size=", 20, s -> s.contains(PROMPT + "dev:create m9 memory size="));
             t.keys("C-u");
+            // a tunable key, from the usage line of the device's type: dev:message wb0 sequential_c<Tab>
+            t.type("dev:message wb0 sequential_c");
+            t.keys("Tab");
+            t.await("tunable key completed", 20, s -> s.contains(PROMPT + "dev:message wb0 sequential_cutoff "));
+            t.keys("C-u");
+            // an option: nbd:export --po<Tab> → --port
+            t.type("nbd:export --po");
+            t.keys("Tab");
+            t.await("option completed", 20, s -> s.contains(PROMPT + "nbd:export --port "));
+            t.keys("C-u");
 
             // a missing argument prints the command's usage, not Gogo's "Cannot coerce"
             String usage = run(t, "dev:create x", 30);

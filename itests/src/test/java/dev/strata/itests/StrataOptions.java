@@ -120,6 +120,8 @@ public final class StrataOptions {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // for tests inside the framework, which cannot read conf/config.properties themselves
+        options.add(frameworkProperty("strata.start.never").value(String.join(",", never)));
         options.add(frameworkProperty("felix.cm.dir").value(work.resolve("config").toString()));
         options.add(frameworkProperty("felix.fileinstall.dir").value(deploy.toString()));
         options.add(frameworkProperty("felix.fileinstall.poll").value("200"));

@@ -3,7 +3,6 @@ package dev.strata.shell.internal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -217,8 +216,10 @@ final class ConsoleCompleter implements Completer {
         if (usage == null) {
             return null;
         }
+        // "file path=FILE …  — a regular file …": the words after the dash describe the type
         String[] parts = usage.split("\\s+—\\s+", 2);
-        return (parts.length == 2 ? parts[1] : parts[0]).strip().toLowerCase(Locale.ROOT).isEmpty() ? null : parts[parts.length - 1].strip();
+        String d = parts[parts.length - 1].strip();
+        return d.isEmpty() ? null : d;
     }
 
     private static String blankToNull(String s) {

@@ -25,6 +25,7 @@ final class GogoSession implements AutoCloseable {
     private final Method execute;
     private final Method format;
     private final Method get;
+    private final Method put;
     private final Method close;
 
     private GogoSession(BundleContext context, ServiceReference<?> reference, Object session) throws ReflectiveOperationException {
@@ -35,6 +36,7 @@ final class GogoSession implements AutoCloseable {
         this.execute = sessionType.getMethod("execute", CharSequence.class);
         this.format = sessionType.getMethod("format", Object.class, int.class);
         this.get = sessionType.getMethod("get", String.class);
+        this.put = sessionType.getMethod("put", String.class, Object.class);
         this.close = sessionType.getMethod("close");
     }
 
@@ -57,6 +59,11 @@ final class GogoSession implements AutoCloseable {
     /** Runs one statement; returns its result; throws what the command threw. */
     Object execute(String statement) throws Exception {
         return invoke(execute, session, statement);
+    }
+
+    /** Sets a session variable (e.g. SCOPE). */
+    void put(String name, Object value) throws Exception {
+        invoke(put, session, name, value);
     }
 
     /** The result as Gosh prints it, or null for no output. */

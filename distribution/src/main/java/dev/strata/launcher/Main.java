@@ -2,7 +2,6 @@ package dev.strata.launcher;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * {@code bin/strata}: starts Felix from {@code conf/config.properties} and then either hands the
@@ -71,32 +72,60 @@ public final class Main {
         return framework.runCommands();
     }
 
-    /** One line for a failed command: its message, without a stack trace for user mistakes. */
-    static String describe(Throwable t) {
-        String message = t.getMessage();
-        if (message == null || message.isBlank()) {
-            message = t.getClass().getName();
-        } else if (!isUserError(t)) {
-            message = t.getClass().getSimpleName() + ": " + message;
-        }
-        return message.strip().replaceAll("\\s*\\R\\s*", " ");
-    }
+    private static final Pattern COERCE = Pattern.compile("^Cannot coerce ([\\w$]+)\\(.*");
+    private static final Pattern NOT_FOUND = Pattern.compile("^Command not found: (\\S+)");
 
-    /** Mistakes and I/O failures: the message says it all, no stack trace. */
-    static boolean isUserError(Throwable t) {
-        if (t instanceof IllegalArgumentException || t instanceof IOException || t instanceof UncheckedIOException) {
-            return true;
+    /**
+     * One line for a failed command: its message (or its first cause's), never an exception class
+     * name; Gogo's "Command not found: x" as "unknown command 'x'".
+     */
+    static String describe(Throwable t) {
+        String message = null;
+        for (Throwable c = t; c != null && message == null; c = c.getCause()) {
+            String m = c.getMessage();
+            // new RuntimeException(cause) takes cause.toString() ("java.io.IOException: …") as its message
+            boolean wrapped = c.getCause() != null && c.getCause().toString().equals(m);
+            if (m != null && !m.isBlank() && !wrapped) {
+                message = m;
+            }
         }
-        // Gogo's SyntaxError (a RuntimeException of the gogo.runtime bundle)
-        return t.getClass().getName().endsWith(".SyntaxError");
+        if (message == null) {
+            message = "failed without a message (a bug: please report the command)";
+        }
+        message = message.strip().replaceAll("\\s*\\R\\s*", " ");
+        Matcher notFound = NOT_FOUND.matcher(message);
+        if (notFound.find()) {
+            return "unknown command '" + notFound.group(1) + "': 'help' lists the commands";
+        }
+        return message;
     }
 
     static void printFailure(PrintStream err, Throwable t) {
         err.println("error: " + describe(t));
-        if (!isUserError(t)) {
-            t.printStackTrace(err);
-        }
         err.flush();
+    }
+
+    /**
+     * {@link #printFailure(PrintStream, Throwable)}, and for a command called with missing or
+     * wrong arguments (Gogo's "Cannot coerce create(Token) to any of …") its usage instead, as
+     * {@code help NAME} (the shell bundle's strata:help) shows it.
+     */
+    static void printFailure(PrintStream err, Throwable t, GogoSession session, String statement) {
+        String message = t.getMessage() == null ? "" : t.getMessage();
+        Matcher coerce = COERCE.matcher(message);
+        String command = CommandSplitter.commandName(statement);
+        if (coerce.matches() && command != null && session.hasCommand("strata:help")) {
+            try {
+                Object usage = session.execute("strata:help " + command);
+                err.println("error: " + command + ": wrong or missing arguments");
+                err.println(String.valueOf(usage).stripTrailing());
+                err.flush();
+                return;
+            } catch (Exception ignored) {
+                // fall back to the plain line
+            }
+        }
+        printFailure(err, t);
     }
 
     static void writePidFile(Path file) {

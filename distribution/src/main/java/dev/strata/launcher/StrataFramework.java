@@ -3,20 +3,15 @@ package dev.strata.launcher;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.lang.reflect.Method;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Dictionary;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,7 +26,6 @@ import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
 import org.osgi.framework.Constants;
 import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.ServiceReference;
 import org.osgi.framework.launch.Framework;
 import org.osgi.framework.launch.FrameworkFactory;
 import org.osgi.framework.startlevel.BundleStartLevel;
@@ -50,7 +44,8 @@ import org.osgi.framework.startlevel.FrameworkStartLevel;
  */
 final class StrataFramework {
 
-    private static final String DEVICE_FACTORY_PID = "dev.strata.device";
+    /** Strata's scopes first, as in the console: {@code help} is strata:help (descriptions). */
+    static final String CONSOLE_SCOPE = "strata:dev:nbd:cache:mirror:feature:log:gogo:*";
 
     private final Path home;
     private final Main.Options options;
@@ -96,6 +91,9 @@ final class StrataFramework {
         }
         // the shell's prompt (etc/gosh_profile): none unless a person is typing
         props.putIfAbsent("strata.prompt", System.console() != null ? "strata> " : "");
+        props.put("strata.home", home.toString());
+        // the shell bundle runs its JLine console only in interactive mode (ConsoleComponent)
+        props.put("strata.console", Boolean.toString(options.interactive()));
         if (!options.interactive()) {
             // no console; and the shell must not stop the framework when its (empty) script ends
             props.put("gosh.args", "--nointeractive --noshutdown");
@@ -182,6 +180,7 @@ final class StrataFramework {
             throw new Main.StartupException("cannot list bundles in " + dir + ": " + e.getMessage(), e);
         }
         List<Bundle> toStart = new ArrayList<>();
+        ShippedBundles shipped = new ShippedBundles(ctx, stopping::get);
         for (Path jar : jars) {
             try {
                 String location = jar.toUri().toString();
@@ -191,10 +190,14 @@ final class StrataFramework {
                         b = ctx.installBundle(location, in);
                     }
                 }
-                b.adapt(BundleStartLevel.class).setStartLevel(config.startLevel(symbolicName(jar)));
-                if (b.getHeaders().get(Constants.FRAGMENT_HOST) == null) {
+                String bsn = symbolicName(jar);
+                int level = config.startLevel(bsn);
+                b.adapt(BundleStartLevel.class).setStartLevel(level);
+                boolean start = b.getHeaders().get(Constants.FRAGMENT_HOST) == null && startsInThisMode(bsn);
+                if (start) {
                     toStart.add(b);
                 }
+                shipped.add(b, jar, level, start);
             } catch (IOException | BundleException | RuntimeException e) {
                 err.println("strata: cannot install " + home.relativize(jar) + ": " + Main.describe(e));
             }
@@ -206,6 +209,18 @@ final class StrataFramework {
                 err.println("strata: cannot start " + b.getSymbolicName() + ": " + Main.describe(e));
             }
         }
+    }
+
+    /**
+     * Libraries are installed but never started ({@code strata.start.never}: gogo.jline, whose
+     * activator would open a console of its own); {@code strata.start.never.interactive} are not
+     * started in interactive mode (gogo.shell, which would read the console too).
+     */
+    private boolean startsInThisMode(String bsn) {
+        if (config.list("strata.start.never").contains(bsn)) {
+            return false;
+        }
+        return !(options.interactive() && config.list("strata.start.never.interactive").contains(bsn));
     }
 
     private static String symbolicName(Path jar) throws IOException {
@@ -244,7 +259,8 @@ final class StrataFramework {
                 for (String command : List.of("dev:list", "nbd:exports", "cache:stats")) {
                     awaitCommand(session, command);
                 }
-                settleDevices();
+                // the console (the shell bundle) prints what is still not up once it starts
+                settle(session);
             } catch (Exception e) {
                 Main.printFailure(err, e);
             }
@@ -264,7 +280,14 @@ final class StrataFramework {
         }
         int code = 0;
         try (GogoSession session = openSession()) {
-            settleDevices();
+            session.put("SCOPE", CONSOLE_SCOPE);
+            awaitCommand(session, Readiness.HEALTH);
+            List<String> problems = settle(session);
+            if (!options.daemon) {
+                for (String p : problems) {
+                    err.println("strata: warning: " + p);
+                }
+            }
             for (String statement : CommandSplitter.split(options.script())) {
                 if (stopping.get()) {
                     code = signalled.get() ? 143 : 1;
@@ -283,11 +306,14 @@ final class StrataFramework {
                     if (stopping.get() && signalled.get()) {
                         code = 143;
                     } else {
-                        Main.printFailure(err, e);
+                        Main.printFailure(err, e, session, statement);
                         code = 1;
                     }
                     break;
                 }
+            }
+            if (options.daemon && code == 0) {
+                code = daemonReady(session);
             }
         } catch (Exception e) {
             Main.printFailure(err, e);
@@ -304,6 +330,25 @@ final class StrataFramework {
         }
         stop();
         return code;
+    }
+
+    /**
+     * {@code --daemon} says {@code ready} only when every configured device is active and every
+     * configured export serving (after the {@code -c} commands, which may add some); otherwise it
+     * prints one line per problem and exits 3.
+     */
+    private int daemonReady(GogoSession session) {
+        List<String> problems = settle(session);
+        if (problems.isEmpty() || stopping.get()) {
+            return 0;
+        }
+        for (String p : problems) {
+            err.println("strata: " + p);
+        }
+        err.println("strata: not ready after " + config.seconds("strata.settle.timeout", 20)
+                + " s (strata.settle.timeout); stopping. 'bin/strata' (interactive) starts anyway and shows the same lines");
+        err.flush();
+        return 3;
     }
 
     private GogoSession openSession() throws Exception {
@@ -363,124 +408,11 @@ final class StrataFramework {
     }
 
     /**
-     * Waits (bounded) until every device defined in Configuration Admin (persisted by an earlier
-     * run, or a {@code dev.strata.device-*.cfg} loaded by FileInstall) exists in the device
-     * manager, so {@code -c "dev:status wb0"} right after start sees the default stack.
+     * Waits (bounded, {@code strata.settle.timeout}) until the configured stack is up (see
+     * {@link Readiness}); returns the problems left, empty when it is.
      */
-    private void settleDevices() {
-        long timeout = config.seconds("strata.settle.timeout", 20);
-        long deadline = deadline(timeout);
-        Set<String> missing = Set.of();
-        while (!stopping.get()) {
-            missing = new LinkedHashSet<>(missingDevices());
-            missing.addAll(exportsNotListening());
-            if (missing.isEmpty() || System.nanoTime() - deadline > 0) {
-                break;
-            }
-            pause();
-        }
-        if (!missing.isEmpty() && !stopping.get()) {
-            err.println("strata: warning: not ready after " + timeout + " s: " + String.join(", ", missing)
-                    + " (see var/log/strata.log)");
-        }
-    }
-
-    /**
-     * NBD exports defined in Configuration Admin (factory PID {@code dev.strata.nbd.export}) whose
-     * address does not accept connections yet, as "export NAME (host:port)". A connection that is
-     * accepted is closed at once, before the handshake.
-     */
-    private Set<String> exportsNotListening() {
-        Set<String> out = new LinkedHashSet<>();
-        for (Dictionary<?, ?> d : configurations("dev.strata.nbd.export")) {
-            Object bind = d.get("bind");
-            Object port = d.get("port");
-            String host = bind == null || bind.toString().isBlank() ? "127.0.0.1" : bind.toString().trim();
-            if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
-                host = "127.0.0.1";
-            }
-            int p;
-            try {
-                p = port == null ? 10809 : Integer.parseInt(port.toString().trim());
-            } catch (NumberFormatException e) {
-                continue; // the NBD bundle reports a bad port itself
-            }
-            try (java.net.Socket socket = new java.net.Socket()) {
-                socket.connect(new java.net.InetSocketAddress(host, p), 500);
-            } catch (IOException e) {
-                out.add("export " + d.get("name") + " (" + host + ":" + p + ")");
-            }
-        }
-        return out;
-    }
-
-    /** The properties of every configuration of a factory PID (empty if Config Admin is absent). */
-    private List<Dictionary<?, ?>> configurations(String factoryPid) {
-        BundleContext ctx = framework.getBundleContext();
-        List<Dictionary<?, ?>> out = new ArrayList<>();
-        ServiceReference<?> cmRef = ctx.getServiceReference("org.osgi.service.cm.ConfigurationAdmin");
-        if (cmRef == null) {
-            return out;
-        }
-        Object cm = ctx.getService(cmRef);
-        try {
-            Method listConfigurations = cmRef.getBundle().loadClass("org.osgi.service.cm.ConfigurationAdmin")
-                    .getMethod("listConfigurations", String.class);
-            Method getProperties = cmRef.getBundle().loadClass("org.osgi.service.cm.Configuration").getMethod("getProperties");
-            Object[] configs = (Object[]) listConfigurations.invoke(cm, "(service.factoryPid=" + factoryPid + ")");
-            if (configs != null) {
-                for (Object c : configs) {
-                    Dictionary<?, ?> d = (Dictionary<?, ?>) getProperties.invoke(c);
-                    if (d != null) {
-                        out.add(d);
-                    }
-                }
-            }
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            // cannot tell: nothing to wait for
-        } finally {
-            ctx.ungetService(cmRef);
-        }
-        return out;
-    }
-
-    /** Names configured but not (yet) listed by the device manager; reflective, see GogoSession. */
-    private Set<String> missingDevices() {
-        BundleContext ctx = framework.getBundleContext();
-        Set<String> configured = new LinkedHashSet<>();
-        for (Dictionary<?, ?> d : configurations(DEVICE_FACTORY_PID)) {
-            Object name = d.get("name");
-            if (name != null) {
-                configured.add(name.toString());
-            }
-        }
-        try {
-            if (configured.isEmpty()) {
-                return Set.of();
-            }
-            ServiceReference<?> dmRef = ctx.getServiceReference("dev.strata.api.DeviceManager");
-            if (dmRef == null) {
-                return Set.of(); // no device manager (core not installed or failed): nothing to wait for
-            }
-            Object dm = ctx.getService(dmRef);
-            try {
-                Method list = dmRef.getBundle().loadClass("dev.strata.api.DeviceManager").getMethod("list");
-                Collection<?> devices = (Collection<?>) list.invoke(dm);
-                Class<?> info = dmRef.getBundle().loadClass("dev.strata.api.DeviceInfo");
-                Method name = info.getMethod("name");
-                Method size = info.getMethod("size");
-                for (Object d : devices) {
-                    if (((Number) size.invoke(d)).longValue() > 0) { // 0 while its target is not built
-                        configured.remove(String.valueOf(name.invoke(d)));
-                    }
-                }
-            } finally {
-                ctx.ungetService(dmRef);
-            }
-            return configured;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return Set.of(); // cannot tell: do not hold the commands up
-        }
+    private List<String> settle(GogoSession session) {
+        return new Readiness(framework.getBundleContext()).await(session, config.seconds("strata.settle.timeout", 20), stopping::get);
     }
 
     private Thread startWatchdog(long seconds, boolean stopsAfterwards) {

@@ -35,11 +35,12 @@ public class BinStrataIT {
         // the shell starts only once the commands and the default stack are up, so the first
         // piped line already finds dev:list and wb0; 'exit' stops the framework with status 0
         // and without a 'gogo: InterruptedException' line
-        Distribution d = Distribution.copy("bin-piped");
+        int port = Distribution.freePort();
+        Distribution d = Distribution.copy("bin-piped").defaultExportPort(port);
         Distribution.Result r = d.runWithInput("dev:list\nnbd:exports\nexit\n");
         assertEquals(r.toString(), 0, r.exit());
         assertTrue("dev:list ran: " + r, r.out().lines().anyMatch(l -> l.matches("wb0\\s+writeboost\\s+4\\.0 GiB\\s+active.*")));
-        assertTrue("nbd:exports ran: " + r, r.out().lines().anyMatch(l -> l.matches("wb0\\s+wb0\\s+127\\.0\\.0\\.1:10809.*serving.*")));
+        assertTrue("nbd:exports ran: " + r, r.out().lines().anyMatch(l -> l.matches("wb0\\s+wb0\\s+127\\.0\\.0\\.1:" + port + ".*serving.*")));
         assertFalse("no shell errors: " + r, r.out().contains("gogo:") || r.err().contains("gogo:"));
         assertFalse("no stack trace: " + r, r.out().contains("\tat ") || r.err().contains("\tat "));
     }
@@ -56,6 +57,47 @@ public class BinStrataIT {
         assertFalse("no stack trace: " + r, r.err().contains("\tat "));
         assertTrue(r.toString(), r.out().contains("before"));
         assertFalse("commands after the failure do not run: " + r, r.out().contains("after"));
+    }
+
+    @Test
+    public void aMissingArgumentPrintsTheCommandsUsageWithoutClassNames() {
+        Distribution d = Distribution.copy("bin-usage-line");
+        Distribution.Result r = d.run("--no-default-stack", "-c", "dev:create x");
+        assertEquals(r.toString(), 1, r.exit());
+        assertTrue(r.toString(), r.err().contains("usage: dev:create"));
+        assertFalse("Gogo's coercion message is not shown: " + r, r.err().contains("Cannot coerce"));
+        assertFalse("no class names: " + r, r.err().contains("Exception") || r.err().contains("gogo:"));
+    }
+
+    @Test
+    public void helpListsTheCommandsWithTheirDescriptions() {
+        Distribution d = Distribution.copy("bin-help");
+        Distribution.Result r = d.run("--no-default-stack", "-c", "help; help dev:status");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("dev:create\\s+create a device.*")));
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("log:tail\\s+show the last lines of the log.*")));
+        assertTrue(r.toString(), r.out().contains("usage: dev:status DEVICE"));
+    }
+
+    @Test
+    public void aDaemonWhoseExportPortIsTakenSaysSoAndExitsNonZero() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            Distribution d = Distribution.copy("bin-port-taken").defaultExportPort(port);
+            d.env.put("JAVA_OPTS", "-Dstrata.settle.timeout=5");
+            Distribution.Result r = d.run("--daemon");
+            assertEquals(r.toString(), 3, r.exit());
+            assertTrue(r.toString(), r.err().contains("strata: export wb0: 127.0.0.1:" + port + " is in use"));
+            assertFalse("not ready: " + r, r.out().contains("ready"));
+        }
+    }
+
+    @Test
+    public void logTailShowsTheLog() {
+        Distribution d = Distribution.copy("bin-log");
+        Distribution.Result r = d.run("--no-default-stack", "-c", "dev:create lg0 memory size=1M; log:tail 5");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.contains("created lg0 memory size=1M") && l.contains("INFO")));
     }
 
     @Test

@@ -27,6 +27,8 @@ final class Distribution {
     static final long RUN_TIMEOUT_SECONDS = 180;
 
     final Path home;
+    /** Extra environment of bin/strata (e.g. JAVA_OPTS). */
+    final java.util.Map<String, String> env = new java.util.HashMap<>();
 
     private Distribution(Path home) {
         this.home = home;
@@ -53,6 +55,29 @@ final class Distribution {
             throw new UncheckedIOException(e);
         }
         return new Distribution(target);
+    }
+
+    /**
+     * Moves the default stack's export (127.0.0.1:10809) to {@code port}: 10809 may be anyone's
+     * on a shared machine.
+     */
+    Distribution defaultExportPort(int port) {
+        Path cfg = home.resolve("deploy/dev.strata.nbd.export-wb0.cfg");
+        try {
+            Files.writeString(cfg, Files.readString(cfg).replace("port=10809", "port=" + port));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return this;
+    }
+
+    /** A free TCP port on 127.0.0.1 right now. */
+    static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     Path var(String rel) {
@@ -119,6 +144,7 @@ final class Distribution {
                 .redirectInput(ProcessBuilder.Redirect.from(stdin));
         pb.environment().remove("STRATA_NO_DEFAULT_STACK");
         pb.environment().remove("STRATA_TIMEOUT");
+        pb.environment().putAll(env);
         try {
             return pb.start();
         } catch (IOException e) {

@@ -103,8 +103,11 @@ public final class StrataOptions {
     public static Option[] distribution(Path work) {
         LauncherConfig config = distributionConfig();
         List<Option> options = new ArrayList<>();
+        List<String> never = config.list("strata.start.never");
         for (Path jar : distributionBundles()) {
-            options.add(bundle(jar.toUri().toString()).startLevel(config.startLevel(symbolicName(jar))).start());
+            String bsn = symbolicName(jar);
+            // as the launcher does: libraries (gogo.jline, whose activator would open a console) are not started
+            options.add(bundle(jar.toUri().toString()).startLevel(config.startLevel(bsn)).start(!never.contains(bsn)));
         }
         String simple = System.getProperty("strata.slf4j.simple");
         if (simple == null) {
@@ -117,6 +120,8 @@ public final class StrataOptions {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // for tests inside the framework, which cannot read conf/config.properties themselves
+        options.add(frameworkProperty("strata.start.never").value(String.join(",", never)));
         options.add(frameworkProperty("felix.cm.dir").value(work.resolve("config").toString()));
         options.add(frameworkProperty("felix.fileinstall.dir").value(deploy.toString()));
         options.add(frameworkProperty("felix.fileinstall.poll").value("200"));

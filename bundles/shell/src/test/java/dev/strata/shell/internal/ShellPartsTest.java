@@ -1,0 +1,79 @@
+package dev.strata.shell.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ShellPartsTest {
+
+    @Test
+    void errorMessagesCarryNoClassNames() {
+        assertEquals("disk gone", ErrorLines.message(new RuntimeException(new IOException("disk gone"))));
+        assertEquals("bad size: must be a multiple of 512", ErrorLines.message(new IllegalArgumentException("bad size:\n must be a multiple of 512")));
+        assertTrue(ErrorLines.message(new NullPointerException()).startsWith("failed without a message"));
+        assertTrue(ErrorLines.interrupted(new IOException("x", new InterruptedException())));
+        assertTrue(ErrorLines.interrupted(new InterruptedIOException()));
+        assertFalse(ErrorLines.interrupted(new java.net.SocketTimeoutException()));
+        assertEquals("dev:create", ErrorLines.firstWord("  dev:create x; echo y"));
+    }
+
+    @Test
+    void exportsTableIsReadByItsHeaderColumns() {
+        String table = String.join("\n",
+                "name  device  address          readonly  state                                  connections",
+                "wb0   wb0     127.0.0.1:10809  false     waiting: bind failed: Address already in use  0",
+                "f0    f0      127.0.0.1:10810  false     serving                                0");
+        List<Map<String, String>> rows = HealthCommand.parseTable(table);
+        assertEquals(2, rows.size());
+        assertEquals("127.0.0.1:10809", rows.get(0).get("address"));
+        assertEquals("export wb0: 127.0.0.1:10809 is in use (by another process? choose another port)",
+                HealthCommand.exportProblem("wb0", rows.get(0).get("address"), "waiting: Address already in use"));
+        assertNull(HealthCommand.exportProblem("f0", "x", rows.get(1).get("state").split("\\s+")[0]));
+        assertTrue(HealthCommand.parseTable("no exports").isEmpty());
+    }
+
+    @Test
+    void deviceProblemsSayWhatTheDeviceWaitsFor() {
+        assertNull(HealthCommand.deviceProblem("a", Map.of("state", "active")));
+        assertEquals("device wb0: waiting for target type 'writeboost'",
+                HealthCommand.deviceProblem("wb0", Map.of("state", "waiting_for_target", "waiting_for", "target type 'writeboost'")));
+        assertEquals("device x: waiting for valid arguments; last error: bad size",
+                HealthCommand.deviceProblem("x", Map.of("state", "waiting-for-target", "waiting_for", "valid arguments", "last_error", "bad size")));
+        assertEquals("device s: suspended", HealthCommand.deviceProblem("s", Map.of("state", "suspended")));
+    }
+
+    @Test
+    void usageLinesGiveTheKeysAndTheirPlaceholders() {
+        Map<String, String> keys = ConsoleCompleter.usageKeys("writeboost backing=DEV cache=DEV [format=true] [bypass_threshold=1M]");
+        assertEquals(List.of("backing", "cache", "format", "bypass_threshold"), List.copyOf(keys.keySet()));
+        assertEquals("DEV", keys.get("backing"));
+        assertEquals(List.of("path", "size", "create"),
+                List.copyOf(ConsoleCompleter.usageKeys("file path=FILE [size=SIZE] [create=false]  — a regular file; create=true creates it").keySet()));
+    }
+
+    @Test
+    void logTailReadsTheLastLines(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("strata.log");
+        StringBuilder s = new StringBuilder();
+        for (int i = 1; i <= 5000; i++) {
+            s.append("line ").append(i).append('\n');
+        }
+        Files.writeString(f, s);
+        assertEquals(List.of("line 4998", "line 4999", "line 5000"), LogCommands.lastLines(f, 3));
+        assertEquals(5000, LogCommands.lastLines(f, 9000).size());
+        Files.writeString(f, "only\n");
+        assertEquals(List.of("only"), LogCommands.lastLines(f, 20));
+        assertEquals(Path.of("/h/var/log/strata.log"), LogCommands.logFile(null, "/h"));
+    }
+}

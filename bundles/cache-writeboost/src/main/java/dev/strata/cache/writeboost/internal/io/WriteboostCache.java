@@ -10,9 +10,17 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Requests;
 import dev.strata.api.Target;
 import dev.strata.api.WritebackController;
-import dev.strata.cache.writeboost.internal.daemon.BusyMeter;
-import dev.strata.cache.writeboost.internal.daemon.Daemon;
-import dev.strata.cache.writeboost.internal.daemon.Modulator;
+import dev.strata.cache.support.buffer.Buffers;
+import dev.strata.cache.support.commit.GroupCommit;
+import dev.strata.cache.support.daemon.Daemon;
+import dev.strata.cache.support.guard.SequentialRuns;
+import dev.strata.cache.support.stats.BusyMeter;
+import dev.strata.cache.support.stats.Counters;
+import dev.strata.cache.support.stats.LatencyRecorder;
+import dev.strata.cache.support.time.Clock;
+import dev.strata.cache.support.time.Deadline;
+import dev.strata.cache.support.writeback.ControllerBinding;
+import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writeboost.internal.format.Crc;
 import dev.strata.cache.writeboost.internal.format.FormatException;
 import dev.strata.cache.writeboost.internal.format.Layout;
@@ -34,12 +42,9 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
-import org.HdrHistogram.ConcurrentHistogram;
-import org.HdrHistogram.Histogram;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,8 +69,8 @@ import org.slf4j.LoggerFactory;
  * <li>{@code lock} guards all of the state above, the {@link CacheMap}, the sealed queue, the
  * per-segment arrays and the in-flight bypass and writeback sets. Nothing does device I/O while
  * holding it; only memory copies to and from the buffers happen under it.</li>
- * <li>{@code recordLock} serialises superblock record updates; {@code flushLock} serialises device
- * flushes (group commit). Order: recordLock, then flushLock, then lock. A thread holding
+ * <li>{@code recordLock} serialises superblock record updates; the group commit's seat ({@link GroupCommit})
+ * serialises device flushes. Order: recordLock, then the seat, then lock. A thread holding
  * {@code lock} takes neither of the others.</li>
  * <li>Sealed parts of a buffer are immutable until the buffer is recycled; the open record is
  * changed only under {@code lock}. Buffers are only accessed with absolute indices.</li>
@@ -181,12 +186,10 @@ public final class WriteboostCache implements CacheTarget {
     private final int[] segGen;
     private final Options options;
     private final Clock clock;
-    private final Function<String, WritebackController> controllers;
     private final long size;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final ReentrantLock flushLock = new ReentrantLock();
     private final ReentrantLock recordLock = new ReentrantLock();
     private volatile Tunables tunables;
     /** Incremented (under {@code lock}) with every signal of {@code changed}: the daemons' wake-up counter. */
@@ -257,23 +260,30 @@ public final class WriteboostCache implements CacheTarget {
     private final SequentialRuns writeRuns = new SequentialRuns();
 
     // ---- counters ----
-    private final LongAdder readHits = new LongAdder();
-    private final LongAdder readMisses = new LongAdder();
-    private final LongAdder readPartial = new LongAdder();
-    private final LongAdder writeHits = new LongAdder();
-    private final LongAdder writesCached = new LongAdder();
-    private final LongAdder blocksWritten = new LongAdder();
-    private final LongAdder bypassed = new LongAdder();
-    private final LongAdder flushes = new LongAdder();
-    private final LongAdder cacheFlushes = new LongAdder();
-    private final LongAdder writtenBackBlocks = new LongAdder();
-    private final LongAdder writebackBatches = new LongAdder();
-    private final LongAdder writebackWrites = new LongAdder();
-    private final LongAdder recordUpdates = new LongAdder();
-    private final LongAdder segmentsWritten = new LongAdder();
-    private final ConcurrentHistogram readLatency = new ConcurrentHistogram(3_600_000_000L, 2);
-    private final ConcurrentHistogram writeLatency = new ConcurrentHistogram(3_600_000_000L, 2);
-    private final ConcurrentHistogram flushLatency = new ConcurrentHistogram(3_600_000_000L, 2);
+    // (in groups, each rendered where its keys have always been in status())
+    private final Counters readCounters = new Counters();
+    private final Counters.Counter readHits = readCounters.counter("read_hits");
+    private final Counters.Counter readMisses = readCounters.counter("read_misses");
+    private final Counters.Counter readPartial = readCounters.counter("read_partial_hits");
+    private final Counters writeCounters = new Counters();
+    private final Counters.Counter writeHits = writeCounters.counter("write_hits");
+    private final Counters.Counter writesCached = writeCounters.counter("writes_cached");
+    private final Counters.Counter blocksWritten = writeCounters.counter("blocks_written");
+    private final Counters.Counter bypassed = writeCounters.counter("bypassed");
+    private final Counters writebackCounters = new Counters();
+    private final Counters.Counter writtenBackBlocks = writebackCounters.counter("written_back_blocks");
+    private final Counters.Counter writebackBatches = writebackCounters.counter("writeback_batches");
+    private final Counters.Counter writebackWrites = writebackCounters.counter("writeback_writes");
+    private final Counters logCounters = new Counters();
+    private final Counters.Counter flushes = logCounters.counter("flushes");
+    private final Counters.Counter cacheFlushes = logCounters.counter("cache_flushes");
+    private final Counters.Counter recordUpdates = logCounters.counter("record_updates");
+    private final Counters.Counter segmentsWritten = logCounters.counter("segments_written");
+    private final LatencyRecorder readLatency;
+    private final LatencyRecorder writeLatency;
+    private final LatencyRecorder flushLatency;
+    private final GroupCommit groupCommit;
+    private final ControllerBinding controller;
     private final BusyMeter busy;
     private volatile long wbRateBlocksPerSec;
     private volatile String lastWritebackError = "";
@@ -390,10 +400,15 @@ public final class WriteboostCache implements CacheTarget {
         this.options = options;
         this.clock = options.clock();
         this.nb = options.buffers();
-        this.controllers = controllers;
         this.tunables = tunables;
         this.size = backing.size();
         this.busy = new BusyMeter(clock);
+        this.readLatency = new LatencyRecorder("read", clock);
+        this.writeLatency = new LatencyRecorder("write", clock);
+        this.flushLatency = new LatencyRecorder("flush", clock);
+        this.groupCommit = new GroupCommit(name, clock);
+        this.controller = ControllerBinding.withModulator(name, controllers);
+        this.batcher = new WritebackBatcher(BS, MAX_RUN, options.sortedWriteback());
         int locations = nSeg * SB;
         this.map = new CacheMap(locations, nSeg * Layout.MAX_DATA);
         this.segSid = new long[nSeg];
@@ -404,7 +419,7 @@ public final class WriteboostCache implements CacheTarget {
         // the buffers are consecutive slices of one ring, so the buffers of consecutive segments are
         // consecutive in memory (except where the ring wraps) and the flusher can write records
         // from several of them with one I/O (see flusherRunOnce)
-        this.ring = alignedBuffer(nb * Layout.SEGMENT_SIZE);
+        this.ring = Buffers.aligned(nb * Layout.SEGMENT_SIZE);
         this.bufs = new ByteBuffer[nb];
         this.maxCoalesce = Math.max(1, nb / 2) * Layout.SEGMENT_SIZE;
         for (int i = 0; i < nb; i++) {
@@ -488,12 +503,6 @@ public final class WriteboostCache implements CacheTarget {
         injector = new Daemon("strata-writeboost-" + dev + "-readcache", this::injectorRunOnce, lock, injectWake, 1000);
         activateReadCache();
         startDaemons();
-    }
-
-    /** A direct buffer aligned to 4096 bytes (so O_DIRECT devices need no bounce copy), little-endian. */
-    static ByteBuffer alignedBuffer(int size) {
-        return ByteBuffer.allocateDirect(size + BS).alignedSlice(BS).limit(size).slice()
-                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
     private void startDaemons() {
@@ -584,21 +593,12 @@ public final class WriteboostCache implements CacheTarget {
     }
 
     private long deadline() {
-        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tunables.ioTimeoutMillis());
+        return Deadline.at(clock, tunables.ioTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Waits on {@code changed} (lock held) until the deadline; throws on timeout, failure or interrupt. */
     private void await(long deadline, String what) throws IOException {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            throw new DeviceTimeoutException(name, -1, "timed out waiting for " + what);
-        }
-        try {
-            changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DeviceIOException(name, -1, "interrupted while waiting for " + what);
-        }
+        Deadline.await(changed, clock, deadline, name, what);
         if (failure != null) {
             checkFailure();
         }
@@ -631,7 +631,7 @@ public final class WriteboostCache implements CacheTarget {
         int len = src.remaining();
         Requests.check(size, offset, len);
         checkFailure();
-        long t0 = System.nanoTime();
+        long t0 = clock.nanoTime();
         if (len > 0) {
             Tunables t = tunables;
             boolean bypass = t.writeAround() || (t.bypassThreshold() > 0 && len >= t.bypassThreshold())
@@ -657,7 +657,7 @@ public final class WriteboostCache implements CacheTarget {
         if ((flags & FUA) != 0) {
             flush();
         }
-        record(writeLatency, t0);
+        writeLatency.recordSince(t0);
     }
 
     /** Whether this write makes its sequential stream longer than {@code cutoff} bytes (0: never). */
@@ -1433,7 +1433,7 @@ public final class WriteboostCache implements CacheTarget {
     @Override
     public void flush() throws IOException {
         checkFailure();
-        long t0 = System.nanoTime();
+        long t0 = clock.nanoTime();
         long target;
         long bypassSeq;
         long deadline = deadline();
@@ -1451,7 +1451,7 @@ public final class WriteboostCache implements CacheTarget {
         }
         groupFlush(target, bypassSeq, deadline);
         flushes.increment();
-        record(flushLatency, t0);
+        flushLatency.recordSince(t0);
     }
 
     /** Seals the open record and makes the log durable on the cache device (not the backing device). */
@@ -1477,18 +1477,7 @@ public final class WriteboostCache implements CacheTarget {
         if (lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq) {
             return;
         }
-        try {
-            if (!flushLock.tryLock(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                throw new DeviceTimeoutException(name, -1, "timed out waiting for a flush");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DeviceIOException(name, -1, "interrupted while waiting for a flush");
-        }
-        try {
-            if (lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq) {
-                return; // a concurrent flush covered us (group commit)
-            }
+        groupCommit.commit(() -> lastFlushedId.get() >= target && backingFlushedSeq >= bypassSeq, () -> {
             long b;
             lock.lock();
             try {
@@ -1501,9 +1490,7 @@ public final class WriteboostCache implements CacheTarget {
                 backing.flush();
                 backingFlushedSeq = b;
             }
-        } finally {
-            flushLock.unlock();
-        }
+        }, deadline);
     }
 
     /** Flushes the cache device; every record written before is durable afterwards. */
@@ -1543,7 +1530,7 @@ public final class WriteboostCache implements CacheTarget {
         if (len == 0) {
             return;
         }
-        long t0 = System.nanoTime();
+        long t0 = clock.nanoTime();
         long end = offset + len;
         long first = offset >>> Layout.BLOCK_SHIFT;
         int n = (int) (((end - 1) >>> Layout.BLOCK_SHIFT) - first + 1);
@@ -1702,7 +1689,7 @@ public final class WriteboostCache implements CacheTarget {
         }
         dst.position(base + len);
         busy.op();
-        record(readLatency, t0);
+        readLatency.recordSince(t0);
     }
 
     /**
@@ -1807,10 +1794,18 @@ public final class WriteboostCache implements CacheTarget {
     // ------------------------------------------------------------------------------------------
     // writeback
 
+    /** Blocks per merged writeback write (1 MiB). */
+    static final int MAX_RUN = 256;
+    private final WritebackBatcher batcher;
+    private final WritebackBatcher.Backing backingWriter = this::writeBacking;
+
+    private void writeBacking(long offset, ByteBuffer src) throws IOException {
+        backing.write(offset, src, 0);
+    }
     private ByteBuffer wbData;
-    private ByteBuffer wbStage;
     private long[] wbKeys = new long[0];
     private int[] wbLocs = new int[0];
+    private int[] wbValid = new int[0];
     private long wbLastNanos;
 
     /**
@@ -1847,7 +1842,6 @@ public final class WriteboostCache implements CacheTarget {
         int segs = t.maxBatchedWriteback();
         if (!urgent) {
             long[] sample = busy.sample();
-            WritebackController c = controller(t.controller());
             int allowance;
             lock.lock();
             long d;
@@ -1856,14 +1850,11 @@ public final class WriteboostCache implements CacheTarget {
             } finally {
                 lock.unlock();
             }
-            // Interim binding (the cache kit replaces it with one session per bound controller):
-            // writeboost's own threshold is the modulator's tunable.
-            try (WritebackController.Session session = c.open(name,
-                    Map.of("writeback_threshold", Integer.toString(t.writebackThreshold())))) {
-                allowance = session.decide(new WritebackController.CacheLoad(System.nanoTime(), d,
-                        (long) nSeg * Layout.MAX_DATA, BS, (int) sample[0], 0, sample[1], sample[2],
-                        segs * Layout.MAX_DATA)).blocks();
-            }
+            // one session per bound controller (ControllerBinding); writeboost's own threshold is
+            // the modulator's tunable
+            allowance = controller.decide(t.controller(), controllerTunables(t),
+                    new WritebackController.CacheLoad(clock.nanoTime(), d, (long) nSeg * Layout.MAX_DATA, BS,
+                            (int) sample[0], 0, sample[1], sample[2], segs * Layout.MAX_DATA)).blocks();
             if (allowance <= 0) {
                 return false;
             }
@@ -1948,10 +1939,10 @@ public final class WriteboostCache implements CacheTarget {
             }
         }
         if (wbData == null || wbData.capacity() < count * BS) {
-            wbData = alignedBuffer(Math.max(count, 64) * BS);
+            wbData = Buffers.aligned(Math.max(count, 64) * BS);
         }
         try {
-            writeBack(count, t);
+            writeBack(count);
             backing.flush();
         } catch (IOException e) {
             lastWritebackError = e.getMessage();
@@ -2000,7 +1991,7 @@ public final class WriteboostCache implements CacheTarget {
         return true;
     }
 
-    private void writeBack(int count, Tunables t) throws IOException {
+    private void writeBack(int count) throws IOException {
         // read the dirty blocks: runs of consecutive locations, into wbData[i * 4096]
         int i = 0;
         while (i < count) {
@@ -2011,81 +2002,30 @@ public final class WriteboostCache implements CacheTarget {
             cache.read(locOffset(wbLocs[i]), wbData.duplicate().position(i * BS).limit((j + 1) * BS));
             i = j + 1;
         }
-        int[] valid = new int[count];
+        if (wbValid.length < count) {
+            wbValid = new int[Math.max(count, 64)];
+        }
         lock.lock();
         try {
             for (int k = 0; k < count; k++) {
-                valid[k] = map.owner(wbLocs[k]) == wbKeys[k] ? map.valid(wbLocs[k]) : 0;
+                wbValid[k] = map.owner(wbLocs[k]) == wbKeys[k] ? map.valid(wbLocs[k]) : 0;
             }
         } finally {
             lock.unlock();
         }
-        long[] order = new long[count];
-        for (int k = 0; k < count; k++) {
-            order[k] = options.sortedWriteback() ? (wbKeys[k] << 16) | k : k;
-        }
-        if (options.sortedWriteback()) {
-            Arrays.sort(order);
-        }
-        final int maxRun = 256; // blocks per merged write (1 MiB)
-        if (wbStage == null) {
-            wbStage = alignedBuffer(maxRun * BS);
-        }
-        int k = 0;
-        while (k < count) {
-            int idx = (int) (order[k] & 0xFFFF);
-            if (valid[idx] == 0) {
-                k++;
-                continue;
-            }
-            if (valid[idx] != Layout.FULL || !options.sortedWriteback()) {
-                writeSectors(wbKeys[idx], valid[idx], idx);
-                k++;
-                continue;
-            }
-            int run = 1;
-            while (k + run < count && run < maxRun) {
-                int nx = (int) (order[k + run] & 0xFFFF);
-                if (wbKeys[nx] != wbKeys[idx] + run || valid[nx] != Layout.FULL) {
-                    break;
-                }
-                run++;
-            }
-            if (run == 1) {
-                backing.write(wbKeys[idx] << Layout.BLOCK_SHIFT, wbData.duplicate().position(idx * BS).limit((idx + 1) * BS), 0);
-            } else {
-                for (int r = 0; r < run; r++) {
-                    int nx = (int) (order[k + r] & 0xFFFF);
-                    wbStage.put(r * BS, wbData, nx * BS, BS);
-                }
-                backing.write(wbKeys[idx] << Layout.BLOCK_SHIFT, wbStage.duplicate().position(0).limit(run * BS), 0);
-            }
-            writebackWrites.increment();
-            k += run;
-        }
+        writebackWrites.add(batcher.write(count, wbKeys, wbValid, wbData, backingWriter));
     }
 
-    private void writeSectors(long block, int bits, int idx) throws IOException {
-        int s = 0;
-        while (s < Layout.SECTORS_PER_BLOCK) {
-            if ((bits & (1 << s)) == 0) {
-                s++;
-                continue;
-            }
-            int e = s;
-            while (e + 1 < Layout.SECTORS_PER_BLOCK && (bits & (1 << (e + 1))) != 0) {
-                e++;
-            }
-            backing.write((block << Layout.BLOCK_SHIFT) + (s << 9),
-                    wbData.duplicate().position(idx * BS + (s << 9)).limit(idx * BS + ((e + 1) << 9)), 0);
-            writebackWrites.increment();
-            s = e + 1;
-        }
-    }
+    private Tunables controllerTunablesOf;
+    private Map<String, String> controllerTunables;
 
-    private WritebackController controller(String wanted) {
-        WritebackController c = controllers == null ? null : controllers.apply(wanted);
-        return c != null ? c : Modulator.INSTANCE;
+    /** The controller's tunables as set on this cache (writeback task only; cached per snapshot). */
+    private Map<String, String> controllerTunables(Tunables t) {
+        if (t != controllerTunablesOf) {
+            controllerTunables = Map.of(Tunables.WRITEBACK_THRESHOLD, Integer.toString(t.writebackThreshold()));
+            controllerTunablesOf = t;
+        }
+        return controllerTunables;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2419,6 +2359,7 @@ public final class WriteboostCache implements CacheTarget {
             err = e;
         } finally {
             stopDaemons(true);
+            controller.close();
             lock.lock();
             try {
                 closed = true;
@@ -2592,18 +2533,13 @@ public final class WriteboostCache implements CacheTarget {
             lock.unlock();
         }
         m.put("cache_state", state);
-        m.put("read_hits", Long.toString(readHits.sum()));
-        m.put("read_misses", Long.toString(readMisses.sum()));
-        m.put("read_partial_hits", Long.toString(readPartial.sum()));
+        readCounters.render(m);
         m.put("read_cache_staged", Long.toString(readCache.staged.sum()));
         m.put("read_cache_injected", Long.toString(readCache.injected.sum()));
         m.put("read_cache_cancelled", Long.toString(readCache.cancelled.sum()));
         m.put("read_cache_dropped", Long.toString(readCache.dropped.sum()));
         m.put("read_cache_sequential", Long.toString(readCache.sequential.sum()));
-        m.put("write_hits", Long.toString(writeHits.sum()));
-        m.put("writes_cached", Long.toString(writesCached.sum()));
-        m.put("blocks_written", Long.toString(blocksWritten.sum()));
-        m.put("bypassed", Long.toString(bypassed.sum()));
+        writeCounters.render(m);
         m.put("dirty_blocks", Long.toString(d));
         m.put("cached_blocks", Integer.toString(cached));
         m.put("capacity_blocks", Long.toString((long) nSeg * Layout.MAX_DATA));
@@ -2611,33 +2547,19 @@ public final class WriteboostCache implements CacheTarget {
         m.put("segments_total", Integer.toString(nSeg));
         m.put("head_segment", Long.toString(head));
         m.put("written_back_segment", Long.toString(lwbS));
-        m.put("written_back_blocks", Long.toString(writtenBackBlocks.sum()));
-        m.put("writeback_batches", Long.toString(writebackBatches.sum()));
-        m.put("writeback_writes", Long.toString(writebackWrites.sum()));
+        writebackCounters.render(m);
         m.put("writeback_rate_blocks_per_s", Long.toString(wbRateBlocksPerSec));
         m.put("writeback_error", lastWritebackError);
-        m.put("flushes", Long.toString(flushes.sum()));
-        m.put("cache_flushes", Long.toString(cacheFlushes.sum()));
-        m.put("record_updates", Long.toString(recordUpdates.sum()));
-        m.put("segments_written", Long.toString(segmentsWritten.sum()));
-        putLatency(m, "read", readLatency);
-        putLatency(m, "write", writeLatency);
-        putLatency(m, "flush", flushLatency);
+        logCounters.render(m);
+        readLatency.render(m);
+        writeLatency.render(m);
+        flushLatency.render(m);
         m.putAll(tunables.asMap());
+        m.putAll(controller.status());
         if (failure != null) {
             m.put("error", failure.getMessage());
         }
         return m;
-    }
-
-    private static void record(Histogram h, long t0) {
-        h.recordValue(Math.min(3_600_000_000L, Math.max(0, (System.nanoTime() - t0) / 1000)));
-    }
-
-    private static void putLatency(Map<String, String> m, String what, Histogram h) {
-        m.put(what + "_latency_us_p50", Long.toString(h.getValueAtPercentile(50)));
-        m.put(what + "_latency_us_p99", Long.toString(h.getValueAtPercentile(99)));
-        m.put(what + "_latency_us_p999", Long.toString(h.getValueAtPercentile(99.9)));
     }
 
     @Override

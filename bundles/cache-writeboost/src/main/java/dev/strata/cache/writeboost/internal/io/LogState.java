@@ -181,6 +181,12 @@ final class LogState {
     volatile long backingFlushedSeq;
     /** When the cache device last finished a flush (clock time); see DURABLE_MARK_QUIET_NANOS. */
     volatile long lastCacheFlushNanos;
+    /**
+     * Set while the daemons stop (suspend, close): writeback abandons its batch before its next
+     * backing write instead of finishing it. Safe: nothing counts as written back until a batch
+     * has completed and the backing device has been flushed, so the blocks stay dirty in the log.
+     */
+    volatile boolean stopWriteback;
 
     LogState(String name, BlockDevice backing, BlockDevice cache, Superblock sb, int buffers, Clock clock,
             Tunables tunables) {

@@ -1,6 +1,7 @@
 package dev.strata.cache.writeboost.internal.io;
 
 import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceIOException;
 import dev.strata.api.DeviceTimeoutException;
 import dev.strata.api.WritebackController;
 import dev.strata.cache.support.buffer.Buffers;
@@ -42,8 +43,12 @@ final class Writeback {
     final WritebackBatcher.Backing backingWriter = this::writeBacking;
 
     void writeBacking(long offset, ByteBuffer src) throws IOException {
+        if (log.stopWriteback) {
+            throw new Abandoned(log.name);
+        }
         log.backing.write(offset, src, 0);
     }
+
     ByteBuffer wbData;
     long[] wbKeys = new long[0];
     int[] wbLocs = new int[0];
@@ -185,9 +190,14 @@ final class Writeback {
         }
         try {
             writeBack(count);
+            if (log.stopWriteback) {
+                throw new Abandoned(log.name);
+            }
             log.backing.flush();
         } catch (IOException e) {
-            stats.lastWritebackError = e.getMessage();
+            if (!(e instanceof Abandoned)) {
+                stats.lastWritebackError = e.getMessage();
+            }
             log.lock.lock();
             try {
                 log.wbCount = 0;
@@ -364,6 +374,15 @@ final class Writeback {
                     log.lock.unlock();
                 }
             }
+        }
+    }
+
+    /** The batch was abandoned because the cache is stopping; its blocks stay dirty. */
+    static final class Abandoned extends DeviceIOException {
+        private static final long serialVersionUID = 1L;
+
+        Abandoned(String device) {
+            super(device, -1, "writeback batch abandoned: the cache is stopping");
         }
     }
 }

@@ -247,8 +247,14 @@ public final class WriteboostCache implements CacheTarget {
         return log.events;
     }
 
+    /** Whether the daemons are being stopped (writeback abandons its batch); a seam for tests. */
+    boolean writebackStopRequested() {
+        return log.stopWriteback;
+    }
+
 
     private void startDaemons() {
+        log.stopWriteback = false;
         flusher.start();
         if (options.backgroundWriteback()) {
             writeback.start();
@@ -268,6 +274,9 @@ public final class WriteboostCache implements CacheTarget {
         parts.injector.stopInjector();
         dataSync.stop();
         recordUpdater.stop();
+        // prompt stop: the batch in flight ends at its next backing write, whatever the backing
+        // device's speed (its blocks stay dirty and are written back after the next start)
+        log.stopWriteback = true;
         writeback.stop();
         if (alsoFlusher) {
             flusher.stop();

@@ -35,8 +35,9 @@ final class CacheOpener {
      * @throws InvalidArgumentException for unusable devices; nothing has been written then
      */
     static WriteboostCache open(String name, BlockDevice backing, BlockDevice cache, boolean format,
-            Tunables tunables, WriteboostCache.Options options, Function<String, WritebackController> controllers)
-            throws IOException {
+            Tunables tunables, WriteboostCache.Options options, Function<String, WritebackController> controllers,
+            String backingIdentity) throws IOException {
+        UUID backingId = identity(backingIdentity);
         if (backing == cache) {
             throw new InvalidArgumentException("writeboost: backing and cache are the same device; use two devices");
         }
@@ -61,6 +62,10 @@ final class CacheOpener {
                 throw new FormatException(FormatException.Kind.CORRUPT, "the cache device's superblock describes "
                         + sb.usedBytes() + " bytes but the device has " + cache.size());
             }
+            if (backingId != null && sb.backingId() != null && !backingId.equals(sb.backingId())) {
+                throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to another backing "
+                        + "device (identity " + sb.backingId() + ", not this one's " + backingId + ")");
+            }
             if (sb.backingSize() != backing.size()) {
                 throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to a backing device of "
                         + sb.backingSize() + " bytes, not this one (" + backing.size() + " bytes)");
@@ -76,7 +81,7 @@ final class CacheOpener {
             }
             long segs = Math.min((cache.size() - Layout.FIRST_SEGMENT_OFFSET) / Layout.SEGMENT_SIZE,
                     Integer.MAX_VALUE / SB);
-            sb = Superblock.create(segs, UUID.randomUUID(), backing.size(), System.currentTimeMillis());
+            sb = Superblock.create(segs, UUID.randomUUID(), backing.size(), System.currentTimeMillis(), backingId);
             rec = SuperblockRecord.initial(sb.uuidHash());
             formatDevice(cache, sb, rec);
             LOG.info("{}: formatted the cache device: {} segments of 1 MiB", name, segs);
@@ -173,5 +178,20 @@ final class CacheOpener {
         // flushes it first
         log.backingFlushPending = true;
         return r;
+    }
+
+    /**
+     * The backing device's identity as recorded in the superblock: the manager's UUID, or (an
+     * identity that is not a UUID) a name-based UUID of it; null when the caller has none.
+     */
+    static UUID identity(String id) {
+        if (id == null || id.isBlank()) {
+            return null;
+        }
+        try {
+            return UUID.fromString(id.trim());
+        } catch (IllegalArgumentException e) {
+            return UUID.nameUUIDFromBytes(id.trim().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
     }
 }

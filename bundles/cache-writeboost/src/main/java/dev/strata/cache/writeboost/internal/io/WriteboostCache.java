@@ -108,7 +108,18 @@ public final class WriteboostCache implements CacheTarget {
     public static WriteboostCache open(String name, BlockDevice backing, BlockDevice cache, boolean format,
             Tunables tunables, Options options, Function<String, WritebackController> controllers)
             throws IOException {
-        return CacheOpener.open(name, backing, cache, format, tunables, options, controllers);
+        return CacheOpener.open(name, backing, cache, format, tunables, options, controllers, null);
+    }
+
+    /**
+     * As {@link #open(String, BlockDevice, BlockDevice, boolean, Tunables, Options, Function)}, for a
+     * backing device with an identity ({@code TargetContext.lowerDeviceId}): a cache formatted over
+     * another backing device is refused unless {@code format} is true; a new cache records it.
+     */
+    public static WriteboostCache open(String name, BlockDevice backing, BlockDevice cache, boolean format,
+            Tunables tunables, Options options, Function<String, WritebackController> controllers,
+            String backingIdentity) throws IOException {
+        return CacheOpener.open(name, backing, cache, format, tunables, options, controllers, backingIdentity);
     }
 
     WriteboostCache(String name, BlockDevice backing, BlockDevice cache, Superblock sb, SuperblockRecord rec,

@@ -23,7 +23,7 @@ final class DataSync {
 
     /** The periodic data sync: seals and flushes the log every {@code sync_data_interval} seconds. */
     public boolean syncRunOnce() throws IOException {
-        Tunables t = log.tunables;
+        Tunables t = log.tunables();
         if (t.syncDataInterval() <= 0) {
             return false;
         }

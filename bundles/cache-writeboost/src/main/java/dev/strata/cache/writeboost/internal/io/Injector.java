@@ -46,7 +46,7 @@ final class Injector {
 
     /** One staged block into the open record as a CLEAN entry. Lock held; never waits. */
     ReadCacheInjector.Outcome appendClean(long block, ByteBuffer src, int srcIndex) throws IOException {
-        Tunables t = log.tunables;
+        Tunables t = log.tunables();
         // a cached copy is at least as new; a bypass in flight changes the backing device (and
         // relies on no clean copy of its range entering the index meanwhile)
         if (t.readCacheThreshold() == 0 || t.writeAround() || log.failure != null || block >= log.size / BS
@@ -84,7 +84,7 @@ final class Injector {
 
     /** Allocates the staging area (once) when read caching is on. */
     void activateReadCache() {
-        if (log.tunables.readCacheThreshold() > 0) {
+        if (log.tunables().readCacheThreshold() > 0) {
             log.lock.lock();
             try {
                 log.readCache.activate();

@@ -7,6 +7,7 @@ import dev.strata.cache.support.buffer.Buffers;
 import dev.strata.cache.support.commit.GroupCommit;
 import dev.strata.cache.support.time.Clock;
 import dev.strata.cache.support.time.Deadline;
+import dev.strata.cache.support.tunables.TunableCell;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.RecordHeader;
 import dev.strata.cache.writeboost.internal.format.Superblock;
@@ -129,7 +130,13 @@ final class LogState {
 
     final ReentrantLock lock = new ReentrantLock();
     final Condition changed = lock.newCondition();
-    volatile Tunables tunables;
+    /** The tunables in effect: one immutable value, swapped atomically by {@code message}. */
+    final TunableCell<Tunables> tunableCell;
+
+    /** The tunables in effect (one consistent set; read without a lock). */
+    Tunables tunables() {
+        return tunableCell.get();
+    }
     /** Incremented (under {@code lock}) with every signal of {@code changed}: the daemons' wake-up counter. */
     volatile long events;
 
@@ -199,7 +206,7 @@ final class LogState {
         this.nSeg = (int) sb.segmentCount();
         this.clock = clock;
         this.nb = buffers;
-        this.tunables = tunables;
+        this.tunableCell = new TunableCell<>(tunables);
         this.size = backing.size();
         this.map = new CacheMap(nSeg * SB, nSeg * Layout.MAX_DATA);
         this.segSid = new long[nSeg];
@@ -276,7 +283,7 @@ final class LogState {
     }
 
     long deadline() {
-        return Deadline.at(clock, tunables.ioTimeoutMillis(), TimeUnit.MILLISECONDS);
+        return Deadline.at(clock, tunables().ioTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Waits on {@code changed} (lock held) until the deadline; throws on timeout, failure or interrupt. */

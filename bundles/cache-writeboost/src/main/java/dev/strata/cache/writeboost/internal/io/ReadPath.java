@@ -5,6 +5,7 @@ import dev.strata.api.Requests;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /** The read path: hits from the buffers or the cache device, misses from the backing device, with as few I/Os as possible; stages misses for read caching. */
 final class ReadPath {
@@ -24,6 +25,50 @@ final class ReadPath {
     // ------------------------------------------------------------------------------------------
     // read path
 
+    /** Reads of up to this many blocks take their classification arrays from the pool. */
+    static final int SCRATCH_BLOCKS = 256;
+
+    /** A read's per-block classification (kind, location, generation, valid bits), reused across reads. */
+    static final class Scratch {
+        final byte[] kind;
+        final int[] locs;
+        final int[] gens;
+        final int[] vbits;
+
+        Scratch(int n) {
+            kind = new byte[n];
+            locs = new int[n];
+            gens = new int[n];
+            vbits = new int[n];
+        }
+    }
+
+    /** Free scratch sets (lock-free: claimed and returned with CAS; nothing allocated per read once warm). */
+    private final AtomicReferenceArray<Scratch> pool = new AtomicReferenceArray<>(16);
+
+    private Scratch take(int n) {
+        if (n <= SCRATCH_BLOCKS) {
+            for (int i = 0; i < pool.length(); i++) {
+                Scratch s = pool.get(i);
+                if (s != null && pool.compareAndSet(i, s, null)) {
+                    return s;
+                }
+            }
+        }
+        return new Scratch(Math.max(n, SCRATCH_BLOCKS));
+    }
+
+    private void give(Scratch s) {
+        if (s.kind.length != SCRATCH_BLOCKS) {
+            return; // a large read's own arrays
+        }
+        for (int i = 0; i < pool.length(); i++) {
+            if (pool.get(i) == null && pool.compareAndSet(i, null, s)) {
+                return;
+            }
+        }
+    }
+
     static final byte MISS = 0;
     static final byte DEV = 1;
     static final byte DEVP = 2;
@@ -41,13 +86,19 @@ final class ReadPath {
         long end = offset + len;
         long first = offset >>> Layout.BLOCK_SHIFT;
         int n = (int) (((end - 1) >>> Layout.BLOCK_SHIFT) - first + 1);
-        byte[] kind = new byte[n];
-        int[] locs = new int[n];
-        int[] gens = new int[n];
-        int[] vbits = new int[n];
+        Scratch sc = take(n);
+        try {
+            read(offset, dst, len, t0, end, first, n, sc.kind, sc.locs, sc.gens, sc.vbits);
+        } finally {
+            give(sc);
+        }
+    }
+
+    private void read(long offset, ByteBuffer dst, int len, long t0, long end, long first, int n, byte[] kind,
+            int[] locs, int[] gens, int[] vbits) throws IOException {
         byte[][] partials = null;
         int base = dst.position();
-        Tunables rt = log.tunables;
+        Tunables rt = log.tunables();
         boolean stage = log.readCache.wants(offset, len, rt.readCacheThreshold(), rt.writeAround());
         long snap = 0;
         for (int attempt = 0;; attempt++) {

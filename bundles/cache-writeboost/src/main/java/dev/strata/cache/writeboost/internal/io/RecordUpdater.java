@@ -37,7 +37,7 @@ final class RecordUpdater {
 
     /** Writes the superblock record when it is due or a writer needs a segment reclaimed. */
     public boolean recordUpdaterRunOnce() throws IOException {
-        Tunables t = log.tunables;
+        Tunables t = log.tunables();
         long needed;
         boolean due;
         log.lock.lock();
@@ -72,7 +72,7 @@ final class RecordUpdater {
      */
     public boolean updateRecord(long requiredReclaim) throws IOException {
         try {
-            if (!recordLock.tryLock(log.tunables.ioTimeoutMillis(), TimeUnit.MILLISECONDS)) {
+            if (!recordLock.tryLock(log.tunables().ioTimeoutMillis(), TimeUnit.MILLISECONDS)) {
                 throw new DeviceTimeoutException(log.name, -1, "timed out waiting for a superblock record update");
             }
         } catch (InterruptedException e) {

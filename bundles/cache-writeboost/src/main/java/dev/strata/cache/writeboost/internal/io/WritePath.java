@@ -36,7 +36,7 @@ final class WritePath {
         log.checkFailure();
         long t0 = log.clock.nanoTime();
         if (len > 0) {
-            Tunables t = log.tunables;
+            Tunables t = log.tunables();
             boolean bypass = t.writeAround() || (t.bypassThreshold() > 0 && len >= t.bypassThreshold())
                     || sequential(offset, len, t.sequentialCutoff());
             long a = (offset + BS - 1) & -BS;
@@ -226,8 +226,11 @@ final class WritePath {
         }
     }
 
+    /** 64 KiB of zeroes, shared by every write-zeroes (only ever read: writeCached copies from it). */
+    private final ByteBuffer zeroes = ByteBuffer.allocateDirect(64 * 1024).asReadOnlyBuffer();
+
     void zeroCached(long offset, long length) throws IOException {
-        ByteBuffer z = ByteBuffer.allocate((int) Math.min(length, 64 * 1024));
+        ByteBuffer z = zeroes.duplicate();
         for (long o = offset; o < offset + length; o += z.capacity()) {
             writeCached(o, z.clear().limit((int) Math.min(z.capacity(), offset + length - o)));
         }

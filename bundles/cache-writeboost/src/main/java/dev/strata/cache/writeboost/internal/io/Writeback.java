@@ -62,7 +62,7 @@ final class Writeback {
      * controller said wait).
      */
     public boolean writebackRunOnce() throws IOException {
-        Tunables t = log.tunables;
+        Tunables t = log.tunables();
         boolean urgent;
         long deadline = log.deadline();
         log.lock.lock();
@@ -323,7 +323,7 @@ final class Writeback {
      * twice a second; cancelled by an interrupt; a stall of {@code io_timeout_ms} fails it.
      */
     void writebackAll(CacheTarget.WritebackProgress progress, Daemon writeback) throws IOException, InterruptedException {
-        long stall = TimeUnit.MILLISECONDS.toNanos(log.tunables.ioTimeoutMillis());
+        long stall = TimeUnit.MILLISECONDS.toNanos(log.tunables().ioTimeoutMillis());
         long start;
         log.lock.lock();
         try {
@@ -364,7 +364,7 @@ final class Writeback {
                 lastProgress = now;
             } else if (now - lastProgress > stall) {
                 throw new DeviceTimeoutException(log.name, -1, "writeback made no progress for "
-                        + log.tunables.ioTimeoutMillis() / 1000 + " s (" + d + " dirty blocks left)");
+                        + log.tunables().ioTimeoutMillis() / 1000 + " s (" + d + " dirty blocks left)");
             }
             if (daemon || !writebackRunOnce()) {
                 log.lock.lock();

@@ -372,7 +372,7 @@ public final class WriteboostCache implements CacheTarget {
         stats.readLatency.render(m);
         stats.writeLatency.render(m);
         stats.flushLatency.render(m);
-        m.putAll(log.tunables.asMap());
+        m.putAll(log.tunables().asMap());
         m.putAll(parts.writeback.controller.status());
         if (log.failure != null) {
             m.put("error", log.failure.getMessage());
@@ -411,7 +411,7 @@ public final class WriteboostCache implements CacheTarget {
                 invalidateAll();
                 return;
             default:
-                log.tunables = log.tunables.with(key, value);
+                log.tunableCell.update(t -> t.with(key, value));
                 log.lock.lock();
                 try {
                     log.signal();
@@ -467,7 +467,7 @@ public final class WriteboostCache implements CacheTarget {
         parts.injector.stopInjector(); // nothing enters the log after the flush below
         try {
             parts.flush.flush();
-            if (log.tunables.writeAround()) {
+            if (log.tunables().writeAround()) {
                 // a cache being drained (cache:detach, a swap to another policy) is suspended or
                 // closed with client I/O quiesced: sub-block writes are still cached under
                 // write_around, so whatever arrived since the last writeback=all / invalidate=all
@@ -537,7 +537,7 @@ public final class WriteboostCache implements CacheTarget {
 
     /** The tunables in effect. */
     public Tunables tunables() {
-        return log.tunables;
+        return log.tunables();
     }
 
     /** What recovery found when the cache was opened. */
@@ -556,7 +556,7 @@ public final class WriteboostCache implements CacheTarget {
 
     @Override
     public CacheMode mode() {
-        return log.tunables.writeAround() ? CacheMode.WRITEAROUND : CacheMode.WRITEBACK;
+        return log.tunables().writeAround() ? CacheMode.WRITEAROUND : CacheMode.WRITEBACK;
     }
 
     @Override

@@ -92,6 +92,12 @@ final class Flusher {
                     devEnd = dev + len;
                     memEnd = mem + len;
                     backingFlush |= s.needsBackingFlush;
+                    // the record's data must be complete: writers copy into reserved slots after
+                    // releasing the lock (see LogState.copying); such a copy takes microseconds
+                    int copies = (int) Math.floorMod(s.sid, (long) log.nb) * SB;
+                    for (int k = s.start + 1; k <= s.start + s.data; k++) {
+                        log.awaitCopy(copies + k);
+                    }
                 }
                 batch[n++] = log.queue.poll();
                 s = log.queue.peek();

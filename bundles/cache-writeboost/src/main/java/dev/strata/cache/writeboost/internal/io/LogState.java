@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -194,6 +195,18 @@ final class LogState {
      * has completed and the backing device has been flushed, so the blocks stay dirty in the log.
      */
     volatile boolean stopWriteback;
+    /**
+     * Copies in flight into the buffers, one flag per buffer slot ({@code buffer * SB + slot}): a
+     * full-block write reserves its slot, index entry and header entry under {@code lock} and
+     * copies its data after releasing it (the copy is the longest part of a write, and the lock
+     * is every writer's, reader's and daemon's). Until the flag is cleared (a volatile write after
+     * the copy) nothing may read or overwrite that slot: readers and writers that find the block
+     * in a buffer wait for it ({@link #awaitCopied}), and the flusher does not write a record with
+     * a copy in flight. The copier never takes a lock, so waiting with {@code lock} held is safe.
+     */
+    final AtomicIntegerArray copying;
+    /** How often something had to wait for a copy in flight (tests and curiosity). */
+    final java.util.concurrent.atomic.LongAdder copyWaits = new java.util.concurrent.atomic.LongAdder();
 
     LogState(String name, BlockDevice backing, BlockDevice cache, Superblock sb, int buffers, Clock clock,
             Tunables tunables) {
@@ -219,9 +232,34 @@ final class LogState {
         // from several of them with one I/O (see Flusher)
         this.ring = Buffers.aligned(nb * Layout.SEGMENT_SIZE);
         this.bufs = new ByteBuffer[nb];
+        this.copying = new AtomicIntegerArray(nb * SB);
         for (int i = 0; i < nb; i++) {
             bufs[i] = ring.slice(i * Layout.SEGMENT_SIZE, Layout.SEGMENT_SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         }
+    }
+
+    /** The copy flag index of buffered location {@code loc}. */
+    int copySlot(int loc) {
+        return (int) Math.floorMod(segSid[loc / SB], (long) nb) * SB + loc % SB;
+    }
+
+    /** Waits (spinning: a copy takes microseconds and needs no lock) until no copy into buffer slot {@code index} is in flight. */
+    void awaitCopy(int index) {
+        if (copying.get(index) != 0) {
+            copyWaits.increment();
+        }
+        for (int spins = 0; copying.get(index) != 0; spins++) {
+            if (spins < 100) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** {@link #awaitCopy} for a location in a buffer (see {@link #inBuffer}). */
+    void awaitCopied(int loc) {
+        awaitCopy(copySlot(loc));
     }
 
     /**

@@ -127,6 +127,7 @@ final class ReadPath {
                     locs[i] = loc;
                     vbits[i] = bits;
                     if (log.inBuffer(loc)) {
+                        log.awaitCopied(loc); // a writer may still be copying into the slot
                         ByteBuffer buf = log.bufferOf(loc);
                         if (full) {
                             kind[i] = BUF;

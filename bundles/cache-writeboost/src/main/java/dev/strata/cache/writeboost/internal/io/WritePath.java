@@ -68,6 +68,9 @@ final class WritePath {
         return cutoff > 0 && writeRuns.extend(offset, len) > cutoff;
     }
 
+    /** Runs after a run of blocks is reserved and before its copy (a seam for tests; null in use). */
+    volatile Runnable beforeCopy;
+
     /** Copies a write into the log. */
     void writeCached(long offset, ByteBuffer src) throws IOException {
         int len = src.remaining();
@@ -84,19 +87,50 @@ final class WritePath {
         int needGen = 0;
         long b = first;
         while (b <= last) {
+            // a run of full blocks reserved under the lock, copied after it (see LogState.copying)
+            ByteBuffer runBuf = null;
+            int runSlot = 0;
+            int runSrc = 0;
+            int runLen = 0;
+            int runCopy = 0;
+            boolean mustRead = false;
             log.lock.lock();
             try {
                 log.checkFailure();
-                // as many blocks as fit; stop only to read a block that a partial write must merge with
+                // as many blocks as fit; stop only to read a block that a partial write must merge
+                // with, or to copy the reserved run before anything that may wait
                 while (b <= last) {
                     int s0 = b == first ? (int) ((offset & (BS - 1)) >>> 9) : 0;
                     int s1 = b == last ? (int) ((((end - 1) & (BS - 1)) >>> 9) + 1) : Layout.SECTORS_PER_BLOCK;
                     int bits = ((1 << (s1 - s0)) - 1) << s0;
                     int srcIndex = srcBase + (int) ((b << Layout.BLOCK_SHIFT) + (s0 << 9) - offset);
+                    if (bits == Layout.FULL && log.hasDataRoom()) {
+                        int old = log.map.get(b);
+                        if (old < 0 || !log.inOpenRecord(old)) {
+                            int headBuf = (int) Math.floorMod(log.headSid, (long) log.nb);
+                            if (runLen > 0 && (log.bufs[headBuf] != runBuf || log.recPos != runSlot + runLen)) {
+                                break; // not adjacent to the run: copy it first
+                            }
+                            if (runLen == 0) {
+                                runBuf = log.bufs[headBuf];
+                                runSlot = log.recPos;
+                                runSrc = srcIndex;
+                                runCopy = headBuf * SB + log.recPos;
+                            }
+                            reserveFull(b, old, headBuf);
+                            runLen++;
+                            b++;
+                            continue;
+                        }
+                    }
+                    if (runLen > 0) {
+                        break; // the slow path may wait (for room): the run's copy must not wait with it
+                    }
                     int r = appendBlock(b, bits, src, srcIndex, s0, s1, merge, needRead, needGen, deadline);
                     if (r >= 0) {
                         needRead = r;
                         needGen = log.segGen[r / SB];
+                        mustRead = true;
                         break;
                     }
                     needRead = -1;
@@ -104,8 +138,22 @@ final class WritePath {
                 }
             } finally {
                 log.lock.unlock();
+                if (runLen > 0) {
+                    // outside the lock; always, so that no copy flag stays set (the flusher waits for them)
+                    try {
+                        Runnable hook = beforeCopy;
+                        if (hook != null) {
+                            hook.run();
+                        }
+                        runBuf.put(runSlot * BS, src, runSrc, runLen * BS);
+                    } finally {
+                        for (int k = 0; k < runLen; k++) {
+                            log.copying.set(runCopy + k, 0); // publishes the data (volatile write after the copy)
+                        }
+                    }
+                }
             }
-            if (b <= last) {
+            if (mustRead) {
                 if (merge == null) {
                     merge = ByteBuffer.allocate(BS);
                 }
@@ -115,6 +163,34 @@ final class WritePath {
         }
         stats.writesCached.increment();
         stats.busy.op();
+    }
+
+    /**
+     * Reserves the next data slot of the open record for a full block (whose cached copy, if
+     * any, is {@code old} and not in the open record): header entry, index, dirty count, touch —
+     * everything appendBlock does but the copy, which the caller makes after releasing the lock
+     * and then clears the slot's copy flag. Lock held; there is data room; never waits.
+     */
+    private void reserveFull(long block, int old, int headBuf) {
+        ByteBuffer buf = log.bufs[headBuf];
+        int slot = log.recPos;
+        log.copying.set(headBuf * SB + slot, 1);
+        int loc = log.phys(log.headSid) * SB + slot;
+        RecordHeader.putEntry(buf, log.recStart * BS, log.recEntries, block, Layout.FULL, 0, 1);
+        log.openEntryOfData[log.recData] = log.recEntries;
+        log.recEntries++;
+        log.recData++;
+        log.recPos++;
+        if (old >= 0 && log.isDirty(old)) {
+            log.dirty--;
+        }
+        log.map.put(block, loc, Layout.FULL, false);
+        log.readCache.touch(block);
+        log.dirty++;
+        stats.blocksWritten.increment();
+        if (!log.hasDataRoom() && log.recStart < SB) {
+            log.seal();
+        }
     }
 
     /**
@@ -129,6 +205,7 @@ final class WritePath {
             int old = log.map.get(block);
             int n = (s1 - s0) << 9;
             if (old >= 0 && log.inOpenRecord(old)) {
+                log.awaitCopied(old); // another writer's copy into the slot may still be in flight
                 ByteBuffer buf = log.bufferOf(old);
                 buf.put((old % SB) * BS + (s0 << 9), src, srcIndex, n);
                 log.readCache.touch(block);
@@ -158,6 +235,7 @@ final class WritePath {
             int nv = bits;
             if (needOld) {
                 if (log.inBuffer(old)) {
+                    log.awaitCopied(old);
                     buf.put(at, log.bufferOf(old), (old % SB) * BS, BS);
                 } else {
                     buf.put(at, merge, 0, BS);

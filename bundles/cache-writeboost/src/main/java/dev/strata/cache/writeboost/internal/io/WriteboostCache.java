@@ -258,6 +258,16 @@ public final class WriteboostCache implements CacheTarget {
         return log.events;
     }
 
+    /** Sets the hook run between a write's reservation and its copy (a seam for tests). */
+    void beforeCopy(Runnable hook) {
+        parts.write.beforeCopy = hook;
+    }
+
+    /** How often a reader, writer or the flusher waited for a copy in flight (a seam for tests). */
+    long copyWaits() {
+        return log.copyWaits.sum();
+    }
+
     /** Whether the daemons are being stopped (writeback abandons its batch); a seam for tests. */
     boolean writebackStopRequested() {
         return log.stopWriteback;

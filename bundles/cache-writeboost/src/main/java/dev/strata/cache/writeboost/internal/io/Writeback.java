@@ -205,6 +205,9 @@ final class Writeback {
             } finally {
                 log.lock.unlock();
             }
+            if (e instanceof Abandoned) {
+                return false; // the daemons are stopping: not an error, nothing was written back
+            }
             throw e;
         }
         long now = log.clock.nanoTime();

@@ -2,6 +2,7 @@ package dev.strata.cache.writeboost.internal.io;
 
 import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceIOException;
+import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.DeviceTimeoutException;
 import dev.strata.api.WritebackController;
 import dev.strata.cache.support.buffer.Buffers;
@@ -378,6 +379,27 @@ final class Writeback {
                 }
             }
         }
+    }
+
+    /** {@link WriteboostCache#invalidateAll()}: the cache must be clean; pads, writes back and records everything reclaimed. */
+    void invalidateAll() throws IOException {
+        long target;
+        log.lock.lock();
+        try {
+            log.checkFailure();
+            if (log.dirty > 0) {
+                throw new InvalidArgumentException("writeboost: the cache still holds " + log.dirty
+                        + " dirty blocks; write them back first (writeback=all)");
+            }
+            log.pad();
+            target = log.headSid;
+            log.forceWriteback = true;
+            log.signal();
+        } finally {
+            log.lock.unlock();
+        }
+        drain(target);
+        parts.record.updateRecord(target);
     }
 
     /** The batch was abandoned because the cache is stopping; its blocks stay dirty. */

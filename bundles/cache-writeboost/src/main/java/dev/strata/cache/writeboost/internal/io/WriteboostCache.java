@@ -439,23 +439,7 @@ public final class WriteboostCache implements CacheTarget {
      * on, so that nothing new is cached).
      */
     public void invalidateAll() throws IOException {
-        long target;
-        log.lock.lock();
-        try {
-            log.checkFailure();
-            if (log.dirty > 0) {
-                throw new InvalidArgumentException("writeboost: the cache still holds " + log.dirty
-                        + " dirty blocks; write them back first (writeback=all)");
-            }
-            log.pad();
-            target = log.headSid;
-            log.forceWriteback = true;
-            log.signal();
-        } finally {
-            log.lock.unlock();
-        }
-        parts.writeback.drain(target);
-        parts.record.updateRecord(target);
+        parts.writeback.invalidateAll();
     }
 
     /** Writes back everything now; returns when no block is dirty (at some moment). */

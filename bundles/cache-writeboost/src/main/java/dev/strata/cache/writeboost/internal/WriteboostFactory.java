@@ -102,6 +102,7 @@ public final class WriteboostFactory implements TargetFactory {
         BlockDevice backing = context.lowerDevice(lower.get(0));
         BlockDevice cache = context.lowerDevice(lower.get(1));
         return WriteboostCache.open(context.deviceName(), backing, cache, format, t,
-                WriteboostCache.Options.defaults().withBuffers(buffers), controllers::get);
+                WriteboostCache.Options.defaults().withBuffers(buffers), controllers::get,
+                context.lowerDeviceId(lower.get(0)));
     }
 }

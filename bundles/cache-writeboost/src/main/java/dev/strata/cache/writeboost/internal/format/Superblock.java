@@ -20,13 +20,25 @@ import java.util.UUID;
  *     48    8 offset of segment 0 in bytes (1048576)
  *     56    8 cache UUID, most significant half
  *     64    8 cache UUID, least significant half
- *     72    8 backing device size in bytes (the backing device's identity)
+ *     72    8 backing device size in bytes
  *     80    8 format time, ms since the epoch
- *     88 4008 zero
+ *     88    8 backing device identity (UUID), most significant half (0 and 0: none recorded)
+ *     96    8 backing device identity (UUID), least significant half
+ *    104 3992 zero
  * </pre>
+ * The backing identity lives in what version 1 left zero (and covered by the CRC), so it needs no
+ * new version: a superblock written before it existed reads as "none recorded", and an older
+ * bundle reads a superblock with one (it ignores the bytes).
  */
 public record Superblock(int version, String policy, int blockSize, int segmentSize, long segmentCount,
-        long firstSegmentOffset, UUID uuid, long backingSize, long formatTimeMillis) {
+        long firstSegmentOffset, UUID uuid, long backingSize, long formatTimeMillis, UUID backingId) {
+
+    /** A superblock that records no backing device identity. */
+    public Superblock(int version, String policy, int blockSize, int segmentSize, long segmentCount,
+            long firstSegmentOffset, UUID uuid, long backingSize, long formatTimeMillis) {
+        this(version, policy, blockSize, segmentSize, segmentCount, firstSegmentOffset, uuid, backingSize,
+                formatTimeMillis, null);
+    }
 
     public static final byte[] MAGIC = "STRATASB".getBytes(StandardCharsets.US_ASCII);
     static final int CRC_FROM = 12;
@@ -34,8 +46,13 @@ public record Superblock(int version, String policy, int blockSize, int segmentS
 
     /** A version-1 writeboost superblock for a cache of {@code segmentCount} segments. */
     public static Superblock create(long segmentCount, UUID uuid, long backingSize, long now) {
+        return create(segmentCount, uuid, backingSize, now, null);
+    }
+
+    /** As {@link #create(long, UUID, long, long)}, recording the backing device's identity (null: none). */
+    public static Superblock create(long segmentCount, UUID uuid, long backingSize, long now, UUID backingId) {
         return new Superblock(Layout.VERSION, Layout.POLICY, Layout.BLOCK, Layout.SEGMENT_SIZE, segmentCount,
-                Layout.FIRST_SEGMENT_OFFSET, uuid, backingSize, now);
+                Layout.FIRST_SEGMENT_OFFSET, uuid, backingSize, now, backingId);
     }
 
     /** A 64-bit digest of the UUID, stamped into every record header of this cache. */
@@ -58,6 +75,10 @@ public record Superblock(int version, String policy, int blockSize, int segmentS
         b.putLong(64, uuid.getLeastSignificantBits());
         b.putLong(72, backingSize);
         b.putLong(80, formatTimeMillis);
+        if (backingId != null) {
+            b.putLong(88, backingId.getMostSignificantBits());
+            b.putLong(96, backingId.getLeastSignificantBits());
+        }
         b.putInt(8, Crc.of(b, CRC_FROM, Layout.BLOCK - CRC_FROM));
         return b;
     }
@@ -108,7 +129,8 @@ public record Superblock(int version, String policy, int blockSize, int segmentS
                     "the cache device has writeboost format version " + version + "; this bundle reads version " + Layout.VERSION);
         }
         Superblock sb = new Superblock(version, policy, b.getInt(32), b.getInt(36), b.getLong(40), b.getLong(48),
-                new UUID(b.getLong(56), b.getLong(64)), b.getLong(72), b.getLong(80));
+                new UUID(b.getLong(56), b.getLong(64)), b.getLong(72), b.getLong(80),
+                b.getLong(88) == 0 && b.getLong(96) == 0 ? null : new UUID(b.getLong(88), b.getLong(96)));
         if (sb.blockSize != Layout.BLOCK || sb.segmentSize != Layout.SEGMENT_SIZE
                 || sb.firstSegmentOffset != Layout.FIRST_SEGMENT_OFFSET || sb.segmentCount < Layout.MIN_SEGMENTS
                 || sb.segmentCount > Integer.MAX_VALUE / Layout.SEGMENT_BLOCKS) {

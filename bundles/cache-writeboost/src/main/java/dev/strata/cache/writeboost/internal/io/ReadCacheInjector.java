@@ -1,5 +1,8 @@
 package dev.strata.cache.writeboost.internal.io;
 
+import dev.strata.cache.support.buffer.Buffers;
+import dev.strata.cache.support.guard.SequentialRuns;
+import dev.strata.cache.support.guard.TouchStamps;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,15 +23,12 @@ import java.util.concurrent.atomic.LongAdder;
  * Between the reader's look-up of the index and the injection, a write can change the block
  * (through the log, bypassing it, write-zeroes, discard). Every such change <em>touches</em> the
  * block under the cache's lock at the moment it takes effect: a cached write when its copy enters
- * the index, a bypass when its backing I/O has ended (whether it succeeded or not). A touch stamps
- * {@code touched[hash(block)]} with a new value of a monotonic sequence {@code seq}. A reader
- * takes a snapshot of {@code seq} under the lock when it classifies the blocks, before it reads
- * the backing device; the staged cell keeps that snapshot. At injection, under the lock, the cell
- * is dropped if any touch of its hash slot is newer than its snapshot ({@link #stale}). A touch is
- * either before the snapshot — then the reader found the block cached (cached write), or read the
- * backing device after the bypass had ended — or after it, and the cell is dropped. Hash
- * collisions only drop more than needed. A range too large to stamp block by block bumps one
- * global stamp instead ({@code touchedAll}), which drops every cell staged before it.
+ * the index, a bypass when its backing I/O has ended (whether it succeeded or not), through the
+ * shared {@link TouchStamps} guard. A reader takes a snapshot under the lock when it classifies
+ * the blocks, before it reads the backing device; the staged cell keeps that snapshot. At
+ * injection, under the lock, the cell is dropped if the block was touched after its snapshot. A
+ * touch is either before the snapshot — then the reader found the block cached (cached write), or
+ * read the backing device after the bypass had ended — or after it, and the cell is dropped.
  * The injector also drops a cell whose block is cached by then or lies in a bypass in flight
  * (see {@link WriteboostCache}); both checks happen in the same lock hold as the append.
  *
@@ -39,8 +39,6 @@ final class ReadCacheInjector {
     /** Staging cells (4 KiB each): 4 MiB, allocated when read caching is first enabled. */
     static final int CELLS = 1024;
     private static final int TOUCH_BITS = 13;
-    /** A range of more blocks than this is touched with the global stamp. */
-    private static final int TOUCH_RANGE_MAX = 1 << TOUCH_BITS;
     private static final int BS = Layout.BLOCK;
 
     /** What the log did with one staged block. */
@@ -67,9 +65,7 @@ final class ReadCacheInjector {
     private int[] ready;
     private int readyHead;
     private int readyCount;
-    private long[] touched;
-    private long touchedAll;
-    private long seq;
+    private TouchStamps touched;
     private volatile boolean active;
 
     /** Sequential run detection of reads (racy on purpose, see SequentialRuns). */
@@ -87,7 +83,7 @@ final class ReadCacheInjector {
         if (cells != null) {
             return;
         }
-        cells = WriteboostCache.alignedBuffer(CELLS * BS);
+        cells = Buffers.aligned(CELLS * BS);
         cellBlock = new long[CELLS];
         cellSnap = new long[CELLS];
         free = new int[CELLS];
@@ -96,7 +92,7 @@ final class ReadCacheInjector {
         }
         freeTop = CELLS;
         ready = new int[CELLS];
-        touched = new long[1 << TOUCH_BITS];
+        touched = new TouchStamps(TOUCH_BITS);
         active = true;
     }
 
@@ -121,38 +117,26 @@ final class ReadCacheInjector {
 
     /** The stamp a reader keeps from its index look-up on. Lock held. */
     long snapshot() {
-        return seq;
-    }
-
-    private static int slot(long block) {
-        return (int) ((block * 0x9E3779B97F4A7C15L) >>> (64 - TOUCH_BITS));
+        return touched == null ? 0 : touched.snapshot();
     }
 
     /** {@code block}'s data changes now (a cached write enters the index). Lock held. */
     void touch(long block) {
         if (touched != null) {
-            touched[slot(block)] = ++seq;
+            touched.touch(block);
         }
     }
 
     /** Blocks {@code [from, to)} changed on the backing device (a bypass ended). Lock held. */
     void touchRange(long from, long to) {
-        if (touched == null || from >= to) {
-            return;
-        }
-        long s = ++seq;
-        if (to - from > TOUCH_RANGE_MAX) {
-            touchedAll = s;
-            return;
-        }
-        for (long b = from; b < to; b++) {
-            touched[slot(b)] = s;
+        if (touched != null) {
+            touched.touchRange(from, to);
         }
     }
 
     /** Whether a write may have changed {@code block} since the snapshot {@code snap}. Lock held. */
     boolean stale(long block, long snap) {
-        return touchedAll > snap || touched[slot(block)] > snap;
+        return touched.stale(block, snap);
     }
 
     /**

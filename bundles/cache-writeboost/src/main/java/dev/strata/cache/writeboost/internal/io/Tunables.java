@@ -1,36 +1,18 @@
 package dev.strata.cache.writeboost.internal.io;
 
-import dev.strata.api.InvalidArgumentException;
-import dev.strata.api.TargetArguments;
-import java.util.LinkedHashMap;
-import java.util.Locale;
+import dev.strata.cache.support.tunables.Tunable;
+import dev.strata.cache.support.tunables.TunableTable;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * The runtime tunables of a writeboost cache: an immutable value, replaced as a whole
- * ({@link #with}) and published through one volatile field, so a reader always sees one
- * consistent set.
- *
- * @param writebackThreshold    write back in the background only while the backing device is less
- *                              busy than this, in percent (0: only when the log is full; 100: always)
- * @param maxBatchedWriteback   segments written back per batch (each up to 255 blocks)
- * @param updateRecordInterval  seconds between superblock record updates (0: only when a segment
- *                              must be reclaimed)
- * @param syncDataInterval      seconds between forced flushes of the log (0: only on client flushes)
- * @param readCacheThreshold    full-block read misses of reads whose sequential run is at most this
- *                              many blocks are cached as clean blocks (0: off; see ReadCacheInjector)
- * @param bypassThreshold       writes of at least this many bytes go to the backing device (0: never)
- * @param sequentialCutoff      a sequential write stream longer than this many bytes goes to the
- *                              backing device (0: never)
- * @param writeAround           every write goes to the backing device (used to drain a cache)
- * @param controller            name of the WritebackController service to use
- * @param ioTimeoutMillis       the longest a request waits for log space, a buffer or a flush
+ * The runtime tunables of a writeboost cache: a typed view of one immutable
+ * {@link TunableTable.Snapshot}, replaced as a whole ({@link #with}) and published atomically, so
+ * a reader always sees one consistent set. The table (key, parser, range, default, doc) is
+ * {@link #TABLE}; {@link #help()} renders it.
  */
-public record Tunables(int writebackThreshold, int maxBatchedWriteback, int updateRecordInterval,
-        int syncDataInterval, int readCacheThreshold, long bypassThreshold, long sequentialCutoff,
-        boolean writeAround, String controller, long ioTimeoutMillis) {
-
+public final class Tunables {
     public static final String WRITEBACK_THRESHOLD = "writeback_threshold";
     public static final String NR_MAX_BATCHED_WRITEBACK = "nr_max_batched_writeback";
     public static final String UPDATE_RECORD_INTERVAL = "update_record_interval";
@@ -42,103 +24,140 @@ public record Tunables(int writebackThreshold, int maxBatchedWriteback, int upda
     public static final String CONTROLLER = "writeback.controller";
     public static final String IO_TIMEOUT = "io_timeout_ms";
 
-    /** Every tunable key, in display order. */
-    public static final Set<String> KEYS = Set.of(WRITEBACK_THRESHOLD, NR_MAX_BATCHED_WRITEBACK,
-            UPDATE_RECORD_INTERVAL, SYNC_DATA_INTERVAL, READ_CACHE_THRESHOLD, BYPASS_THRESHOLD, SEQUENTIAL_CUTOFF,
-            WRITE_AROUND, CONTROLLER, IO_TIMEOUT);
+    private static final String TOO_SMALL = "is too small; use 0 (off) or at least 4096 bytes";
+    static final Tunable<Long> T_WRITEBACK_THRESHOLD = Tunable.number(WRITEBACK_THRESHOLD, 70, 0, 100,
+            "write back in the background only while the backing device is less busy than this, in percent "
+                    + "(0: only when the log is full; 100: always)");
+    static final Tunable<Long> T_BATCH = Tunable.number(NR_MAX_BATCHED_WRITEBACK, 16, 1, 256,
+            "segments written back per batch (each up to 255 blocks)");
+    static final Tunable<Long> T_RECORD = Tunable.number(UPDATE_RECORD_INTERVAL, 60, 0, 3600,
+            "seconds between superblock record updates (0: only when a segment must be reclaimed)");
+    static final Tunable<Long> T_SYNC = Tunable.number(SYNC_DATA_INTERVAL, 5, 0, 3600,
+            "seconds between forced flushes of the log (0: only on client flushes)");
+    static final Tunable<Long> T_READ_CACHE = Tunable.number(READ_CACHE_THRESHOLD, 0, 0, 127,
+            "full-block read misses of reads whose sequential run is at most this many blocks are cached "
+                    + "as clean blocks (0: off)");
+    static final Tunable<Long> T_BYPASS = Tunable.size(BYPASS_THRESHOLD, 1L << 20, 0, 1L << 30,
+            "writes of at least this many bytes go to the backing device (0: never)")
+            .check(v -> v == 0 || v >= 4096, TOO_SMALL);
+    static final Tunable<Long> T_CUTOFF = Tunable.size(SEQUENTIAL_CUTOFF, 4L << 20, 0, 1L << 40,
+            "a sequential write stream longer than this many bytes goes to the backing device (0: never)")
+            .check(v -> v == 0 || v >= 4096, TOO_SMALL);
+    static final Tunable<Boolean> T_WRITE_AROUND = Tunable.bool(WRITE_AROUND, false,
+            "every write goes to the backing device (used to drain a cache)");
+    static final Tunable<String> T_CONTROLLER = Tunable.name(CONTROLLER, "modulator",
+            "name of the WritebackController service that paces writeback (built-in: modulator)");
+    static final Tunable<Long> T_IO_TIMEOUT = Tunable.number(IO_TIMEOUT, 60_000, 1000, 3_600_000,
+            "the longest a request waits for log space, a buffer or a flush, in milliseconds");
 
-    public static final Tunables DEFAULTS = new Tunables(70, 16, 60, 5, 0, 1L << 20, 4L << 20, false,
-            "modulator", 60_000);
+    /** The table, in display order. */
+    public static final TunableTable TABLE = new TunableTable("writeboost", List.of(T_WRITEBACK_THRESHOLD, T_BATCH,
+            T_RECORD, T_SYNC, T_READ_CACHE, T_BYPASS, T_CUTOFF, T_WRITE_AROUND, T_CONTROLLER, T_IO_TIMEOUT));
+
+    /** Every tunable key, in display order. */
+    public static final Set<String> KEYS = TABLE.keys();
+
+    public static final Tunables DEFAULTS = new Tunables(TABLE.defaults());
+
+    private final TunableTable.Snapshot values;
+    // unpacked once: read on every request's path
+    private final int writebackThreshold;
+    private final int maxBatchedWriteback;
+    private final int updateRecordInterval;
+    private final int syncDataInterval;
+    private final int readCacheThreshold;
+    private final long bypassThreshold;
+    private final long sequentialCutoff;
+    private final boolean writeAround;
+    private final String controller;
+    private final long ioTimeoutMillis;
+
+    private Tunables(TunableTable.Snapshot v) {
+        this.values = v;
+        this.writebackThreshold = v.get(T_WRITEBACK_THRESHOLD).intValue();
+        this.maxBatchedWriteback = v.get(T_BATCH).intValue();
+        this.updateRecordInterval = v.get(T_RECORD).intValue();
+        this.syncDataInterval = v.get(T_SYNC).intValue();
+        this.readCacheThreshold = v.get(T_READ_CACHE).intValue();
+        this.bypassThreshold = v.get(T_BYPASS);
+        this.sequentialCutoff = v.get(T_CUTOFF);
+        this.writeAround = v.get(T_WRITE_AROUND);
+        this.controller = v.get(T_CONTROLLER);
+        this.ioTimeoutMillis = v.get(T_IO_TIMEOUT);
+    }
 
     /** A copy with {@code key} set to {@code value}; throws InvalidArgumentException (one line) on a bad key or value. */
     public Tunables with(String key, String value) {
-        TargetArguments a = TargetArguments.of("writeboost", Map.of(key, value), KEYS);
-        switch (key) {
-            case WRITEBACK_THRESHOLD:
-                return new Tunables((int) a.number(key, 0, 100), maxBatchedWriteback, updateRecordInterval,
-                        syncDataInterval, readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround, controller,
-                        ioTimeoutMillis);
-            case NR_MAX_BATCHED_WRITEBACK:
-                return new Tunables(writebackThreshold, (int) a.number(key, 1, 256), updateRecordInterval,
-                        syncDataInterval, readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround, controller,
-                        ioTimeoutMillis);
-            case UPDATE_RECORD_INTERVAL:
-                return new Tunables(writebackThreshold, maxBatchedWriteback, (int) a.number(key, 0, 3600),
-                        syncDataInterval, readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround, controller,
-                        ioTimeoutMillis);
-            case SYNC_DATA_INTERVAL:
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval,
-                        (int) a.number(key, 0, 3600), readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround,
-                        controller, ioTimeoutMillis);
-            case READ_CACHE_THRESHOLD:
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        (int) a.number(key, 0, 127), bypassThreshold, sequentialCutoff, writeAround, controller,
-                        ioTimeoutMillis);
-            case BYPASS_THRESHOLD: {
-                long v = a.size(key, 0, 1L << 30);
-                if (v != 0 && v < 4096) {
-                    throw new InvalidArgumentException("writeboost: " + key + "=" + value
-                            + " is too small; use 0 (off) or at least 4096 bytes");
-                }
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        readCacheThreshold, v, sequentialCutoff, writeAround, controller, ioTimeoutMillis);
-            }
-            case SEQUENTIAL_CUTOFF: {
-                long v = a.size(key, 0, 1L << 40);
-                if (v != 0 && v < 4096) {
-                    throw new InvalidArgumentException("writeboost: " + key + "=" + value
-                            + " is too small; use 0 (off) or at least 4096 bytes");
-                }
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        readCacheThreshold, bypassThreshold, v, writeAround, controller, ioTimeoutMillis);
-            }
-            case WRITE_AROUND:
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        readCacheThreshold, bypassThreshold, sequentialCutoff, a.bool(key, false), controller,
-                        ioTimeoutMillis);
-            case CONTROLLER: {
-                String v = value.trim();
-                if (!v.matches("[A-Za-z0-9_.-]{1,64}")) {
-                    throw new InvalidArgumentException("writeboost: " + key + "=" + value
-                            + " is not a controller name; use letters, digits, '.', '_' or '-'");
-                }
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround, v.toLowerCase(Locale.ROOT),
-                        ioTimeoutMillis);
-            }
-            case IO_TIMEOUT:
-                return new Tunables(writebackThreshold, maxBatchedWriteback, updateRecordInterval, syncDataInterval,
-                        readCacheThreshold, bypassThreshold, sequentialCutoff, writeAround, controller,
-                        a.number(key, 1000, 3_600_000));
-            default:
-                throw new InvalidArgumentException("writeboost: unknown tunable '" + key + "'");
-        }
+        return new Tunables(values.with(key, value));
     }
 
     /** Applies every tunable present in {@code args} (other keys are ignored). */
     public Tunables withAll(Map<String, String> args) {
-        Tunables t = this;
-        for (Map.Entry<String, String> e : args.entrySet()) {
-            if (KEYS.contains(e.getKey())) {
-                t = t.with(e.getKey(), e.getValue());
-            }
-        }
-        return t;
+        return new Tunables(values.withAll(args));
     }
 
     /** The tunables as key/values, in a stable order. */
     public Map<String, String> asMap() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put(WRITEBACK_THRESHOLD, Integer.toString(writebackThreshold));
-        m.put(NR_MAX_BATCHED_WRITEBACK, Integer.toString(maxBatchedWriteback));
-        m.put(UPDATE_RECORD_INTERVAL, Integer.toString(updateRecordInterval));
-        m.put(SYNC_DATA_INTERVAL, Integer.toString(syncDataInterval));
-        m.put(READ_CACHE_THRESHOLD, Integer.toString(readCacheThreshold));
-        m.put(BYPASS_THRESHOLD, Long.toString(bypassThreshold));
-        m.put(SEQUENTIAL_CUTOFF, Long.toString(sequentialCutoff));
-        m.put(WRITE_AROUND, Boolean.toString(writeAround));
-        m.put(CONTROLLER, controller);
-        m.put(IO_TIMEOUT, Long.toString(ioTimeoutMillis));
-        return m;
+        return values.asMap();
+    }
+
+    /** One line per tunable: key=default (range): what it does. */
+    public static String help() {
+        return TABLE.help();
+    }
+
+    public int writebackThreshold() {
+        return writebackThreshold;
+    }
+
+    public int maxBatchedWriteback() {
+        return maxBatchedWriteback;
+    }
+
+    public int updateRecordInterval() {
+        return updateRecordInterval;
+    }
+
+    public int syncDataInterval() {
+        return syncDataInterval;
+    }
+
+    public int readCacheThreshold() {
+        return readCacheThreshold;
+    }
+
+    public long bypassThreshold() {
+        return bypassThreshold;
+    }
+
+    public long sequentialCutoff() {
+        return sequentialCutoff;
+    }
+
+    public boolean writeAround() {
+        return writeAround;
+    }
+
+    public String controller() {
+        return controller;
+    }
+
+    public long ioTimeoutMillis() {
+        return ioTimeoutMillis;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Tunables t && t.values.equals(values);
+    }
+
+    @Override
+    public int hashCode() {
+        return values.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return values.toString();
     }
 }

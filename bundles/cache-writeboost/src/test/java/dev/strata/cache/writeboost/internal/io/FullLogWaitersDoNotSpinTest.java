@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.strata.cache.writeboost.internal.testing.MemDevice;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -28,12 +27,6 @@ import org.junit.jupiter.api.Timeout;
 class FullLogWaitersDoNotSpinTest {
     static final int MIB = 1 << 20;
 
-    static long field(WriteboostCache wb, String name) throws ReflectiveOperationException {
-        Field f = WriteboostCache.class.getDeclaredField(name);
-        f.setAccessible(true);
-        return ((Number) f.get(wb)).longValue();
-    }
-
     @Test
     void writersWaitingForAFullLogDoNotWakeEachOther() throws Exception {
         MemDevice backing = new MemDevice("backing", 64L * MIB);
@@ -47,7 +40,7 @@ class FullLogWaitersDoNotSpinTest {
             ByteBuffer block = ByteBuffer.allocate(4096);
             long b = 0;
             while (true) {
-                if (field(wb, "reclaimWaiters") > 0) {
+                if (wb.reclaimWaiters() > 0) {
                     break; // (not reached: a write that waits does not return)
                 }
                 try {
@@ -67,15 +60,15 @@ class FullLogWaitersDoNotSpinTest {
                 });
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (field(wb, "reclaimWaiters") < 2 && System.nanoTime() < deadline) {
+            while (wb.reclaimWaiters() < 2 && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
-            long before = field(wb, "events");
+            long before = wb.events();
             for (Future<?> w : writers) {
                 ExecutionException e = assertThrows(ExecutionException.class, () -> w.get(60, TimeUnit.SECONDS));
                 assertTrue(e.getCause() instanceof IOException, e.getCause().toString());
             }
-            long signals = field(wb, "events") - before;
+            long signals = wb.events() - before;
             assertTrue(signals < 50, signals + " signals while two writers waited for a full log that nothing changed");
         } finally {
             pool.shutdownNow();

@@ -1,4 +1,4 @@
-package dev.strata.cache.writeboost.internal.daemon;
+package dev.strata.cache.support.daemon;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;

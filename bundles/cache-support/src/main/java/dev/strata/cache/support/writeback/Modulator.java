@@ -1,4 +1,4 @@
-package dev.strata.cache.writeboost.internal.daemon;
+package dev.strata.cache.support.writeback;
 
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
@@ -13,9 +13,9 @@ import java.util.Map;
 public final class Modulator implements WritebackController {
     public static final String NAME = "modulator";
     public static final Modulator INSTANCE = new Modulator();
-    static final String THRESHOLD = "writeback_threshold";
+    public static final String THRESHOLD = "writeback_threshold";
     /** How long to wait before asking again when the device is too busy. */
-    static final long RETRY_NANOS = 100_000_000L;
+    public static final long RETRY_NANOS = 100_000_000L;
 
     @Override
     public Session open(String cache, Map<String, String> tunables) {

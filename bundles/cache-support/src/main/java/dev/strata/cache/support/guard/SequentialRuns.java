@@ -1,4 +1,4 @@
-package dev.strata.cache.writeboost.internal.io;
+package dev.strata.cache.support.guard;
 
 /**
  * Sequential run detection over a few stream slots (8 interleaved streams): a request that starts
@@ -7,13 +7,13 @@ package dev.strata.cache.writeboost.internal.io;
  * mis-detects a run, which changes where a write goes or whether a read is cached, never what is
  * read back.
  */
-final class SequentialRuns {
+public final class SequentialRuns {
     private final long[] ends = new long[8];
     private final long[] lengths = new long[8];
     private int next;
 
     /** Adds a request of {@code len} bytes at {@code offset}; returns the length of its run in bytes. */
-    long extend(long offset, int len) {
+    public long extend(long offset, int len) {
         long[] e = ends;
         long[] l = lengths;
         for (int i = 0; i < e.length; i++) {

@@ -1,4 +1,4 @@
-package dev.strata.cache.writeboost.internal.daemon;
+package dev.strata.cache.support.daemon;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,6 +1,6 @@
-package dev.strata.cache.writeboost.internal.daemon;
+package dev.strata.cache.support.stats;
 
-import dev.strata.cache.writeboost.internal.io.Clock;
+import dev.strata.cache.support.time.Clock;
 
 /**
  * How busy the backing device is with foreground I/O: the share of wall time during which at

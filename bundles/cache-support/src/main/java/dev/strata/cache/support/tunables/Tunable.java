@@ -1,0 +1,114 @@
+package dev.strata.cache.support.tunables;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.TargetArguments;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * One runtime tunable of a cache: its key, how a value is parsed and checked (with the same
+ * one-line messages as target arguments: {@link TargetArguments}), its default and its
+ * documentation. Values are immutable ({@code Long}, {@code Boolean}, {@code String}).
+ *
+ * @param <T> the value's type
+ */
+public final class Tunable<T> {
+    /** Parses and checks a value for a cache of type {@code type}; throws InvalidArgumentException. */
+    @FunctionalInterface
+    public interface Parser<T> {
+        T parse(String type, String key, String value);
+    }
+
+    private final String key;
+    private final T dflt;
+    private final String range;
+    private final String doc;
+    private final Parser<T> parser;
+    private final Function<T, String> render;
+
+    private Tunable(String key, T dflt, String range, String doc, Parser<T> parser, Function<T, String> render) {
+        this.key = key;
+        this.dflt = dflt;
+        this.range = range;
+        this.doc = doc;
+        this.parser = parser;
+        this.render = render;
+    }
+
+    private static TargetArguments args(String type, String key, String value) {
+        return TargetArguments.of(type, Map.of(key, value), Set.of(key));
+    }
+
+    /** A whole number in {@code [min, max]}. */
+    public static Tunable<Long> number(String key, long dflt, long min, long max, String doc) {
+        return new Tunable<>(key, dflt, min + " to " + max, doc,
+                (type, k, v) -> args(type, k, v).number(k, min, max), String::valueOf);
+    }
+
+    /** A size in bytes ({@code 4096}, {@code 64k}, {@code 1M}, …) in {@code [min, max]}. */
+    public static Tunable<Long> size(String key, long dflt, long min, long max, String doc) {
+        return new Tunable<>(key, dflt, min + " to " + max + " bytes", doc,
+                (type, k, v) -> args(type, k, v).size(k, min, max), String::valueOf);
+    }
+
+    /** {@code true} or {@code false} (also yes/no, on/off, 1/0). */
+    public static Tunable<Boolean> bool(String key, boolean dflt, String doc) {
+        return new Tunable<>(key, dflt, "true or false", doc, (type, k, v) -> args(type, k, v).bool(k, false),
+                String::valueOf);
+    }
+
+    /** A service name: letters, digits, '.', '_' or '-', stored in lower case. */
+    public static Tunable<String> name(String key, String dflt, String doc) {
+        return new Tunable<>(key, dflt, "a name", doc, (type, k, v) -> {
+            String s = v.trim();
+            if (!s.matches("[A-Za-z0-9_.-]{1,64}")) {
+                throw new InvalidArgumentException(type + ": " + k + "=" + v
+                        + " is not a controller name; use letters, digits, '.', '_' or '-'");
+            }
+            return s.toLowerCase(Locale.ROOT);
+        }, s -> s);
+    }
+
+    /**
+     * This tunable with a further check after parsing: a value for which {@code ok} is false is
+     * refused with {@code "<type>: key=value " + problem}.
+     */
+    public Tunable<T> check(Predicate<T> ok, String problem) {
+        Parser<T> p = parser;
+        return new Tunable<>(key, dflt, range, doc, (type, k, v) -> {
+            T t = p.parse(type, k, v);
+            if (!ok.test(t)) {
+                throw new InvalidArgumentException(type + ": " + k + "=" + v + " " + problem);
+            }
+            return t;
+        }, render);
+    }
+
+    public String key() {
+        return key;
+    }
+
+    public T defaultValue() {
+        return dflt;
+    }
+
+    public String range() {
+        return range;
+    }
+
+    public String doc() {
+        return doc;
+    }
+
+    T parse(String type, String value) {
+        return parser.parse(type, key, value);
+    }
+
+    @SuppressWarnings("unchecked")
+    String render(Object value) {
+        return render.apply((T) value);
+    }
+}

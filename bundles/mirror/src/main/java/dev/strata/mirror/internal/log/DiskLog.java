@@ -59,6 +59,7 @@ public final class DiskLog implements RegionLog {
             device.write(LogLayout.BITMAP_OFFSET, ByteBuffer.wrap(bitmap), BlockDevice.FUA);
             header = new LogHeader(legs, regionSize, regions, 0, (1 << legs) - 1);
             writeHeader(header.withSequence(1));
+            roundTrips = 0; // formatting is not a round trip of the mirror's I/O
             return new Opened(dirty, header.inSyncMask(), true);
         }
         LogHeader h = newest(a, b);

@@ -103,6 +103,14 @@ final class Resync {
             }
             long offset = r * regionSize;
             int length = (int) Math.min(regionSize, size - offset);
+            if (Integer.bitCount(legs.writableMask()) < 2) {
+                // one leg takes writes: nothing to copy to; the region stays marked for the missing legs
+                synchronized (this) {
+                    needed.clear(r);
+                    done++;
+                }
+                return;
+            }
             ByteBuffer data = ByteBuffer.allocate(length);
             int source = readFromSource(offset, data);
             int targets = legs.writableMask() & ~(1 << source);

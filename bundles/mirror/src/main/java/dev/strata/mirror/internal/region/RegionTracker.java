@@ -180,6 +180,8 @@ public final class RegionTracker {
         lock.lock();
         try {
             if (!clearsAllowed) {
+                // kept for the first flush after every leg is back in sync
+                awaitingFlush.or(covered);
                 return;
             }
             for (int r = covered.nextSetBit(0); r >= 0; r = covered.nextSetBit(r + 1)) {

@@ -87,6 +87,17 @@ public record MirrorSettings(List<String> legs, long regionSize, String logDevic
         return new MirrorSettings(List.copyOf(legs), regionSize, logDevice, o);
     }
 
+    /** {@code integrated_flush} (a bench switch, see {@code RegionTracker#integrated}). */
+    static boolean integratedFlush(String v) {
+        if ("true".equals(v)) {
+            return true;
+        }
+        if ("false".equals(v)) {
+            return false;
+        }
+        throw new InvalidArgumentException("mirror: integrated_flush=" + v + " is not a boolean; use true or false");
+    }
+
     /** {@code clear_delay} in milliseconds, 0 to one hour. */
     static long clearDelayMillis(String v) {
         long ms;

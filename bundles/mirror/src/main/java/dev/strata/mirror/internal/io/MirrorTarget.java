@@ -241,6 +241,9 @@ public final class MirrorTarget implements Target {
         BitSet covered = tracker.flushStarted();
         onEveryLeg(BlockDevice::flush, -1, "flush");
         tracker.flushCompleted(covered);
+        if (!tracker.integrated()) {
+            tracker.commitClearsNow();
+        }
     }
 
     /**
@@ -464,8 +467,9 @@ public final class MirrorTarget implements Target {
                 readPolicy = p;
             }
             case "clear_delay" -> tracker.clearDelayNanos(MirrorSettings.clearDelayMillis(value) * 1_000_000L);
+            case "integrated_flush" -> tracker.integrated(MirrorSettings.integratedFlush(value));
             default -> throw new InvalidArgumentException("mirror: no tunable or action '" + key
-                    + "'; use recover=LEG, fail=LEG, read_policy=round_robin|least_loaded or clear_delay=MS");
+                    + "'; use recover=LEG, fail=LEG, read_policy=round_robin|least_loaded, clear_delay=MS or integrated_flush=true|false");
         }
     }
 
@@ -521,6 +525,7 @@ public final class MirrorTarget implements Target {
         m.put("log_round_trips_per_flush", ratio(c.roundTrips(), c.flushes()));
         m.put("read_policy", readPolicy.label());
         m.put("clear_delay_ms", Long.toString(tracker.clearDelayNanos() / 1_000_000L));
+        m.put("integrated_flush", Boolean.toString(tracker.integrated()));
         return m;
     }
 

@@ -50,6 +50,7 @@ public final class RegionTracker {
     private boolean clearsAllowed = true;
     private long firstPendingClearNanos;
     private volatile long clearDelayNanos;
+    private volatile boolean integrated = true;
     // counters, for status
     private long writes;
     private long writesMarking;
@@ -92,6 +93,34 @@ public final class RegionTracker {
 
     public long clearDelayNanos() {
         return clearDelayNanos;
+    }
+
+    /**
+     * The bench switch: {@code false} gives the naive log the seed measured, marks committed on
+     * their own and clears committed at once after every flush of the legs (two round trips
+     * where the integrated flush needs one).
+     */
+    public void integrated(boolean on) {
+        integrated = on;
+    }
+
+    public boolean integrated() {
+        return integrated;
+    }
+
+    /** Naive mode only: commits the pending clears now, without waiting for {@code clear_delay}. */
+    public void commitClearsNow() throws IOException {
+        lock.lock();
+        try {
+            while (committing) {
+                awaitChange();
+            }
+            if (!pendingClears.isEmpty()) {
+                commitLocked();
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -266,6 +295,10 @@ public final class RegionTracker {
         BitSet clears = pendingClears;
         pendingMarks = new BitSet();
         pendingClears = new BitSet();
+        if (!integrated && !marks.isEmpty()) {
+            pendingClears = clears; // naive: a mark commit carries marks only
+            clears = new BitSet();
+        }
         durable.andNot(clears);
         committingMarks = marks;
         committing = true;

@@ -222,4 +222,29 @@ class RoundTripTest {
         assertEquals("1.000", s.get("log_round_trips_per_flush"));
         assertEquals("in_sync", s.get("leg.a"));
     }
+
+    /** Small writes with a flush after every few: the integrated flush halves the naive log's round trips. */
+    @Test
+    void integratedFlushHalvesTheNaiveRoundTrips() throws IOException {
+        long[] trips = new long[2];
+        for (int mode = 0; mode < 2; mode++) {
+            if (m != null) {
+                m.close();
+            }
+            logDisk.write(0, ByteBuffer.allocate(8192), BlockDevice.FUA); // a new log each time
+            open();
+            m.message("integrated_flush", mode == 0 ? "true" : "false");
+            long base = rt();
+            for (int cycle = 0; cycle < 20; cycle++) {
+                write(cycle * REGION);
+                for (int i = 1; i < 4; i++) {
+                    write(cycle * REGION + i * 4096);
+                }
+                m.flush();
+            }
+            trips[mode] = rt() - base;
+        }
+        assertEquals(20, trips[0], "integrated: one round trip per flush interval (the mark, carrying the last clears)");
+        assertEquals(40, trips[1], "naive: a mark and a clear per flush interval");
+    }
 }

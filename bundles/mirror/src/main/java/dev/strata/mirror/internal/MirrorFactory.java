@@ -5,6 +5,7 @@ import dev.strata.api.Claim;
 import dev.strata.api.Target;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
+import dev.strata.mirror.internal.format.LogHeader;
 import dev.strata.mirror.internal.io.MirrorSettings;
 import dev.strata.mirror.internal.io.MirrorTarget;
 import dev.strata.mirror.internal.log.CoreLog;
@@ -59,7 +60,12 @@ public class MirrorFactory implements TargetFactory {
         for (String l : s.legs()) {
             legs.add(context.lowerDevice(l));
         }
-        RegionLog log = s.coreLog() ? new CoreLog() : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()));
+        List<String> ids = new ArrayList<>();
+        for (String l : s.legs()) {
+            ids.add(context.lowerDeviceId(l));
+        }
+        RegionLog log = s.coreLog() ? new CoreLog()
+                : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
         return MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
     }
 }

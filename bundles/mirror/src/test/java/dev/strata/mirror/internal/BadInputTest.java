@@ -62,6 +62,52 @@ class BadInputTest {
     }
 
     @Test
+    void aLogMadeWithOtherLegsIsRefused() throws IOException {
+        Target t = new MirrorFactory().create(new IdContext("legs=a,b region_size=64k log=disk:log nosync=true", "uuid-a", "uuid-b"));
+        t.close();
+        int before = a.writes.get() + b.writes.get() + log.writes.get();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> new MirrorFactory().create(
+                new IdContext("legs=a,b region_size=64k log=disk:log", "uuid-a", "uuid-c")));
+        assertEquals("mirror: log device 'log' belongs to other legs (their device identities differ); give the legs it was made with,"
+                + " in the same order, or wipe the log device", e.getMessage());
+        assertEquals(before, a.writes.get() + b.writes.get() + log.writes.get());
+        new MirrorFactory().create(new IdContext("legs=a,b region_size=64k log=disk:log", "uuid-a", "uuid-b")).close();
+    }
+
+    /** A context whose legs a and b have device identities. */
+    final class IdContext implements dev.strata.api.TargetContext {
+        final SimpleTargetContext inner;
+        final String idA;
+        final String idB;
+
+        IdContext(String args, String idA, String idB) {
+            this.inner = SimpleTargetContext.of("m0", args).with("a", a).with("b", b).with("log", log);
+            this.idA = idA;
+            this.idB = idB;
+        }
+
+        @Override
+        public String deviceName() {
+            return inner.deviceName();
+        }
+
+        @Override
+        public Map<String, String> arguments() {
+            return inner.arguments();
+        }
+
+        @Override
+        public dev.strata.api.BlockDevice lowerDevice(String name) {
+            return inner.lowerDevice(name);
+        }
+
+        @Override
+        public String lowerDeviceId(String name) {
+            return name.equals("a") ? idA : name.equals("b") ? idB : "uuid-log";
+        }
+    }
+
+    @Test
     void aDeviceThatIsNotALogIsRefused() throws IOException {
         log.write(0, ByteBuffer.wrap(new byte[4096]).put(0, (byte) 9), 0);
         int before = log.writes.get();

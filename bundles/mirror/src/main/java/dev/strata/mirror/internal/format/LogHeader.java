@@ -18,11 +18,12 @@ import java.util.zip.CRC32C;
  *   24     8     region count
  *   32     8     sequence (rises with every header write; the valid copy with the higher one wins)
  *   40     4     in-sync mask: bit i set = leg i holds every acknowledged write
- *   44     4048  zero
+ *   44     8     legs identity: a hash of the legs' device identities in order (0 = not known)
+ *   52     4040  zero
  *   4092   4     CRC32C of bytes 0..4091
  * </pre>
  */
-public record LogHeader(int legs, long regionSize, long regions, long sequence, int inSyncMask) {
+public record LogHeader(int legs, long regionSize, long regions, long sequence, int inSyncMask, long legsId) {
     public static final int VERSION = 1;
     static final byte[] MAGIC = "STRMIRLG".getBytes(StandardCharsets.US_ASCII);
     static final int CRC_OFFSET = LogLayout.HEADER_SIZE - 4;
@@ -34,11 +35,28 @@ public record LogHeader(int legs, long regionSize, long regions, long sequence, 
     }
 
     public LogHeader withSequence(long s) {
-        return new LogHeader(legs, regionSize, regions, s, inSyncMask);
+        return new LogHeader(legs, regionSize, regions, s, inSyncMask, legsId);
     }
 
     public LogHeader withInSyncMask(int mask) {
-        return new LogHeader(legs, regionSize, regions, sequence, mask);
+        return new LogHeader(legs, regionSize, regions, sequence, mask, legsId);
+    }
+
+    /**
+     * The legs identity of {@code ids} (the legs' device identities in order): FNV-1a 64 over
+     * them, never 0; 0 if any is unknown.
+     */
+    public static long legsId(java.util.List<String> ids) {
+        long h = 0xcbf29ce484222325L;
+        for (String id : ids) {
+            if (id == null) {
+                return 0;
+            }
+            for (byte x : (id + "\n").getBytes(StandardCharsets.UTF_8)) {
+                h = (h ^ (x & 0xff)) * 0x100000001b3L;
+            }
+        }
+        return h == 0 ? 1 : h;
     }
 
     public boolean inSync(int leg) {
@@ -48,7 +66,7 @@ public record LogHeader(int legs, long regionSize, long regions, long sequence, 
     /** The 4096-byte block. */
     public ByteBuffer encode() {
         ByteBuffer b = ByteBuffer.allocate(LogLayout.HEADER_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        b.put(MAGIC).putInt(VERSION).putInt(legs).putLong(regionSize).putLong(regions).putLong(sequence).putInt(inSyncMask);
+        b.put(MAGIC).putInt(VERSION).putInt(legs).putLong(regionSize).putLong(regions).putLong(sequence).putInt(inSyncMask).putLong(legsId);
         b.putInt(CRC_OFFSET, crc(b));
         return b.clear();
     }
@@ -89,7 +107,7 @@ public record LogHeader(int legs, long regionSize, long regions, long sequence, 
             throw new FormatException("header geometry is invalid (legs " + legs + ", region size " + regionSize
                     + ", regions " + regions + ")");
         }
-        return new LogHeader(legs, regionSize, regions, b.getLong(32), b.getInt(40));
+        return new LogHeader(legs, regionSize, regions, b.getLong(32), b.getInt(40), b.getLong(44));
     }
 
     private static int crc(ByteBuffer b) {

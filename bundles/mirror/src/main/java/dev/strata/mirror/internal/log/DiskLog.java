@@ -17,13 +17,20 @@ import java.util.BitSet;
 public final class DiskLog implements RegionLog {
     private final String name;
     private final BlockDevice device;
+    private final long legsId;
     private byte[] bitmap;
     private LogHeader header;
     private volatile long roundTrips;
 
     public DiskLog(String name, BlockDevice device) {
+        this(name, device, 0);
+    }
+
+    /** @param legsId {@link LogHeader#legsId} of the legs, recorded in a new log and checked in an old one (0: unknown) */
+    public DiskLog(String name, BlockDevice device, long legsId) {
         this.name = name;
         this.device = device;
+        this.legsId = legsId;
     }
 
     @Override
@@ -57,7 +64,7 @@ public final class DiskLog implements RegionLog {
             // bitmap before header: a power cut in between leaves a blank header, so the next open
             // formats again instead of trusting a bitmap that was never written
             device.write(LogLayout.BITMAP_OFFSET, ByteBuffer.wrap(bitmap), BlockDevice.FUA);
-            header = new LogHeader(legs, regionSize, regions, 0, (1 << legs) - 1);
+            header = new LogHeader(legs, regionSize, regions, 0, (1 << legs) - 1, legsId);
             writeHeader(header.withSequence(1));
             roundTrips = 0; // formatting is not a round trip of the mirror's I/O
             return new Opened(dirty, header.inSyncMask(), true);
@@ -66,6 +73,10 @@ public final class DiskLog implements RegionLog {
         if (h.legs() != legs || h.regionSize() != regionSize || h.regions() != regions) {
             throw new InvalidArgumentException("mirror: log device '" + name + "' belongs to a mirror of " + h.legs() + " legs, region_size="
                     + h.regionSize() + ", " + h.regions() + " regions; give the same legs and region_size, or wipe the log device");
+        }
+        if (h.legsId() != 0 && legsId != 0 && h.legsId() != legsId) {
+            throw new InvalidArgumentException("mirror: log device '" + name + "' belongs to other legs (their device identities differ);"
+                    + " give the legs it was made with, in the same order, or wipe the log device");
         }
         header = h;
         device.read(LogLayout.BITMAP_OFFSET, ByteBuffer.wrap(bitmap));

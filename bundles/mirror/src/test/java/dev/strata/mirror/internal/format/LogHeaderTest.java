@@ -12,7 +12,7 @@ import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 
 class LogHeaderTest {
-    static final LogHeader SAMPLE = new LogHeader(2, 65536, 100, 7, 0b01);
+    static final LogHeader SAMPLE = new LogHeader(2, 65536, 100, 7, 0b01, 0x0102030405060708L);
 
     /** The fixture: every field at its documented offset, little endian, CRC32C of bytes 0..4091 at 4092. */
     @Test
@@ -26,7 +26,8 @@ class LogHeaderTest {
             0, 0, 1, 0, 0, 0, 0, 0, // region size 65536
             100, 0, 0, 0, 0, 0, 0, 0, // regions
             7, 0, 0, 0, 0, 0, 0, 0, // sequence
-            1, 0, 0, 0}, 0, expected, 0, 44); // in-sync mask: leg 0 only
+            1, 0, 0, 0, // in-sync mask: leg 0 only
+            8, 7, 6, 5, 4, 3, 2, 1}, 0, expected, 0, 52); // legs identity
         CRC32C crc = new CRC32C();
         crc.update(expected, 0, 4092);
         ByteBuffer.wrap(expected).order(ByteOrder.LITTLE_ENDIAN).putInt(4092, (int) crc.getValue());
@@ -63,6 +64,13 @@ class LogHeaderTest {
         Arrays.fill(b, (byte) 0);
         b[4000] = 1;
         assertTrue(!LogHeader.isBlank(ByteBuffer.wrap(b)));
+    }
+
+    @Test
+    void legsIdentity() {
+        assertEquals(0, LogHeader.legsId(java.util.Arrays.asList("u1", null)));
+        assertTrue(LogHeader.legsId(java.util.List.of("u1", "u2")) != LogHeader.legsId(java.util.List.of("u2", "u1")));
+        assertEquals(LogHeader.legsId(java.util.List.of("u1", "u2")), LogHeader.legsId(java.util.List.of("u1", "u2")));
     }
 
     @Test

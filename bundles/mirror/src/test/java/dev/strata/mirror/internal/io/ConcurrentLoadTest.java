@@ -31,7 +31,7 @@ class ConcurrentLoadTest {
     static void awaitWrites(MirrorTarget m, long n) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (Long.parseLong(m.status().get("writes")) < n && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // poll, bounded by the deadline
         }
     }
 
@@ -82,7 +82,7 @@ class ConcurrentLoadTest {
         pool.shutdown();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!"in_sync".equals(m.status().get("leg.b")) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // poll, bounded by the deadline
         }
         assertEquals("in_sync", m.status().get("leg.b"), m.status().toString());
         m.flush();

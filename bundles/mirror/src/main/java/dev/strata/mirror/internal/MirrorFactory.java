@@ -1,0 +1,71 @@
+package dev.strata.mirror.internal;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.Claim;
+import dev.strata.api.Target;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import dev.strata.mirror.internal.format.LogHeader;
+import dev.strata.mirror.internal.io.MirrorSettings;
+import dev.strata.mirror.internal.io.MirrorTarget;
+import dev.strata.mirror.internal.log.CoreLog;
+import dev.strata.mirror.internal.log.DiskLog;
+import dev.strata.mirror.internal.log.RegionLog;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.osgi.service.component.annotations.Component;
+
+/** Builds {@code mirror} targets; every leg and the log device are claimed exclusively. */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + MirrorSettings.TYPE)
+public class MirrorFactory implements TargetFactory {
+
+    @Override
+    public String usage() {
+        return MirrorSettings.USAGE;
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        return MirrorSettings.parse(arguments).lowerDevices();
+    }
+
+    @Override
+    public Map<String, Claim> claims(Map<String, String> arguments) {
+        Map<String, Claim> m = new LinkedHashMap<>();
+        for (String d : lowerDevices(arguments)) {
+            m.put(d, Claim.EXCLUSIVE);
+        }
+        return m;
+    }
+
+    /** A reload over the same legs and log keeps the log (and so its dirty regions). */
+    @Override
+    public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
+        if (!MirrorSettings.TYPE.equals(oldType)) {
+            return false;
+        }
+        MirrorSettings a = MirrorSettings.parse(oldArguments);
+        MirrorSettings b = MirrorSettings.parse(newArguments);
+        return a.legs().equals(b.legs()) && a.regionSize() == b.regionSize() && !a.coreLog()
+                && a.logDevice().equals(b.logDevice());
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        MirrorSettings s = MirrorSettings.parse(context.arguments());
+        List<BlockDevice> legs = new ArrayList<>();
+        for (String l : s.legs()) {
+            legs.add(context.lowerDevice(l));
+        }
+        List<String> ids = new ArrayList<>();
+        for (String l : s.legs()) {
+            ids.add(context.lowerDeviceId(l));
+        }
+        RegionLog log = s.coreLog() ? new CoreLog()
+                : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
+        return MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
+    }
+}

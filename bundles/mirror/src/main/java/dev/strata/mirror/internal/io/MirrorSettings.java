@@ -1,0 +1,114 @@
+package dev.strata.mirror.internal.io;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.TargetArguments;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The arguments of {@code mirror legs=DEV,DEV[,…] region_size=… log=core|disk:DEV [clear_delay=MS]
+ * [read_policy=round_robin|least_loaded] [nosync=false]}, checked before anything is touched.
+ */
+public record MirrorSettings(List<String> legs, long regionSize, String logDevice, MirrorTarget.Options options) {
+    public static final String TYPE = "mirror";
+    public static final Set<String> ARGS = Set.of("legs", "region_size", "log", "clear_delay", "read_policy", "nosync");
+    public static final String USAGE = "mirror legs=DEV,DEV[,…] region_size=SIZE log=core|disk:DEV [clear_delay=3000]"
+            + " [read_policy=round_robin|least_loaded] [nosync=false]";
+    static final int MAX_LEGS = 31;
+    static final long MAX_REGION = 1L << 30;
+
+    /** Whether the log is {@code core} (memory only). */
+    public boolean coreLog() {
+        return logDevice == null;
+    }
+
+    /** The lower devices: the legs, then the log device if any. */
+    public List<String> lowerDevices() {
+        List<String> l = new ArrayList<>(legs);
+        if (logDevice != null) {
+            l.add(logDevice);
+        }
+        return l;
+    }
+
+    public static MirrorSettings parse(Map<String, String> arguments) {
+        TargetArguments a = TargetArguments.of(TYPE, arguments, ARGS);
+        String legList = a.string("legs");
+        List<String> legs = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        for (String l : legList.split(",", -1)) {
+            String n = l.trim();
+            if (n.isEmpty()) {
+                throw new InvalidArgumentException("mirror: legs=" + legList + " has an empty name; give device names separated by commas");
+            }
+            if (!seen.add(n)) {
+                throw new InvalidArgumentException("mirror: legs= names '" + n + "' twice; give each leg once");
+            }
+            legs.add(n);
+        }
+        if (legs.size() < 2) {
+            throw new InvalidArgumentException("mirror: legs=" + legList + " names one device; a mirror needs at least two, e.g. legs=a,b");
+        }
+        if (legs.size() > MAX_LEGS) {
+            throw new InvalidArgumentException("mirror: legs= names " + legs.size() + " devices; at most " + MAX_LEGS);
+        }
+        String rs = a.string("region_size");
+        long regionSize = TargetArguments.parseSize("region_size", rs);
+        if (regionSize < 4096 || Long.bitCount(regionSize) != 1 || regionSize > MAX_REGION) {
+            throw new InvalidArgumentException("mirror: region_size=" + rs
+                    + " is not a power of two multiple of 4096 up to 1G; use e.g. 64k, 512k or 4M");
+        }
+        String log = a.string("log");
+        String logDevice;
+        if (log.equals("core")) {
+            logDevice = null;
+        } else if (log.startsWith("disk:") && log.length() > 5) {
+            logDevice = log.substring(5);
+            if (legs.contains(logDevice)) {
+                throw new InvalidArgumentException("mirror: log device '" + logDevice + "' is also a leg; give the log its own device");
+            }
+        } else if (log.startsWith("zookeeper:")) {
+            throw new InvalidArgumentException("mirror: log=zookeeper:… is not available yet; use log=core or log=disk:DEV");
+        } else {
+            throw new InvalidArgumentException("mirror: log=" + log + " is unknown; use log=core or log=disk:DEV");
+        }
+        long clearDelay = a.has("clear_delay") ? clearDelayMillis(a.string("clear_delay")) : 3000;
+        String rp = a.string("read_policy", "round_robin");
+        ReadPolicy policy = ReadPolicy.of(rp);
+        if (policy == null) {
+            throw new InvalidArgumentException("mirror: read_policy=" + rp + " is unknown; use round_robin or least_loaded");
+        }
+        boolean nosync = a.bool("nosync", false);
+        MirrorTarget.Options o = MirrorTarget.Options.defaults().withClearDelayNanos(clearDelay * 1_000_000L)
+                .withReadPolicy(policy).withNosync(nosync);
+        return new MirrorSettings(List.copyOf(legs), regionSize, logDevice, o);
+    }
+
+    /** {@code integrated_flush} (a bench switch, see {@code RegionTracker#integrated}). */
+    static boolean integratedFlush(String v) {
+        if ("true".equals(v)) {
+            return true;
+        }
+        if ("false".equals(v)) {
+            return false;
+        }
+        throw new InvalidArgumentException("mirror: integrated_flush=" + v + " is not a boolean; use true or false");
+    }
+
+    /** {@code clear_delay} in milliseconds, 0 to one hour. */
+    static long clearDelayMillis(String v) {
+        long ms;
+        try {
+            ms = Long.parseLong(v == null ? "" : v.trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidArgumentException("mirror: clear_delay=" + v + " is not a whole number of milliseconds");
+        }
+        if (ms < 0 || ms > 3_600_000) {
+            throw new InvalidArgumentException("mirror: clear_delay=" + v + " is out of range; allowed 0 to 3600000 ms");
+        }
+        return ms;
+    }
+}

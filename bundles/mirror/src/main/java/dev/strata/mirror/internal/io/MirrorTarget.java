@@ -1,0 +1,540 @@
+package dev.strata.mirror.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.DeviceIOException;
+import dev.strata.api.FastZeroUnsupportedException;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.Requests;
+import dev.strata.api.Target;
+import dev.strata.mirror.internal.log.RegionLog;
+import dev.strata.mirror.internal.region.RegionTracker;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.LongSupplier;
+
+/**
+ * The {@code mirror} target: writes to every leg in parallel after the region log holds their
+ * regions marked, reads from one in-sync leg, flush and FUA to every leg. Resync, leg failure and
+ * recovery as in docs/mirror.md.
+ */
+public final class MirrorTarget implements Target {
+    /** How the mirror runs: tunables and, for tests, a manual mode with no threads of its own. */
+    public record Options(long clearDelayNanos, ReadPolicy readPolicy, boolean nosync, boolean manual, LongSupplier clock) {
+        public static Options defaults() {
+            return new Options(3_000_000_000L, ReadPolicy.ROUND_ROBIN, false, false, System::nanoTime);
+        }
+
+        public Options withManual(boolean m) {
+            return new Options(clearDelayNanos, readPolicy, nosync, m, clock);
+        }
+
+        public Options withNosync(boolean n) {
+            return new Options(clearDelayNanos, readPolicy, n, manual, clock);
+        }
+
+        public Options withClearDelayNanos(long d) {
+            return new Options(d, readPolicy, nosync, manual, clock);
+        }
+
+        public Options withReadPolicy(ReadPolicy p) {
+            return new Options(clearDelayNanos, p, nosync, manual, clock);
+        }
+
+        public Options withClock(LongSupplier c) {
+            return new Options(clearDelayNanos, readPolicy, nosync, manual, c);
+        }
+    }
+
+    private final String name;
+    private final Legs legs;
+    private final RegionLog log;
+    private final RegionTracker tracker;
+    private final RegionLocks locks = new RegionLocks();
+    private final Resync resync;
+    private final long size;
+    private final int blockSize;
+    private final long regionSize;
+    private final ExecutorService pool;
+    private final MirrorDaemon daemon;
+    private final String[] lastError;
+    private volatile ReadPolicy readPolicy;
+    private volatile long legFailures;
+
+    private MirrorTarget(String name, List<String> legNames, List<BlockDevice> legDevices, RegionLog log, long regionSize,
+            Options options) throws IOException {
+        this.name = name;
+        this.log = log;
+        this.regionSize = regionSize;
+        long s = Long.MAX_VALUE;
+        int bs = 512;
+        for (BlockDevice d : legDevices) {
+            s = Math.min(s, d.size());
+            bs = Math.max(bs, d.blockSize());
+        }
+        this.blockSize = bs;
+        this.size = s / bs * bs;
+        long regions = (size + regionSize - 1) / regionSize;
+        RegionLog.Opened opened = log.open(legDevices.size(), regionSize, regions, !options.nosync());
+        this.legs = new Legs(legNames, legDevices, opened.inSyncMask());
+        this.lastError = new String[legDevices.size()];
+        this.tracker = new RegionTracker(log, regionSize, regions, opened.dirty(), options.clearDelayNanos(), options.clock());
+        tracker.clearsAllowed(legs.allInSync());
+        this.resync = new Resync(legs, tracker, locks, this::legFailed, size, regionSize);
+        resync.add(opened.dirty());
+        this.readPolicy = options.readPolicy();
+        this.pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "mirror-" + name + "-io");
+            t.setDaemon(true);
+            return t;
+        });
+        this.daemon = options.manual() ? null : new MirrorDaemon(name, this);
+    }
+
+    /**
+     * Opens (or creates) a mirror over {@code legDevices} with {@code log}. Formats a blank
+     * {@code disk:} log; resyncs whatever the log holds dirty in the background.
+     */
+    public static MirrorTarget open(String name, List<String> legNames, List<BlockDevice> legDevices, RegionLog log,
+            long regionSize, Options options) throws IOException {
+        MirrorTarget m = new MirrorTarget(name, legNames, legDevices, log, regionSize, options);
+        if (m.daemon != null) {
+            m.daemon.start();
+        }
+        return m;
+    }
+
+    @Override
+    public String type() {
+        return "mirror";
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public boolean canFastZero() {
+        for (int i = 0; i < legs.count(); i++) {
+            if (!legs.device(i).canFastZero()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ---- I/O
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws IOException {
+        Requests.check(this, offset, dst.remaining());
+        if (!dst.hasRemaining()) {
+            return;
+        }
+        int first = tracker.regionOf(offset);
+        int last = tracker.lastRegionOf(offset, dst.remaining());
+        int excluded = 0;
+        IOException failure = null;
+        while (true) {
+            // a region not yet resynced may differ between legs: only the resync source is read there
+            int leg = resync.anyNeeded(first, last) ? legs.first() : legs.pick(readPolicy, excluded);
+            if (leg < 0 || (excluded & (1 << leg)) != 0) {
+                throw failure != null ? failure : new DeviceIOException(name, offset, "no leg is in sync");
+            }
+            ByteBuffer d = dst.duplicate();
+            legs.load(leg).incrementAndGet();
+            try {
+                legs.device(leg).read(offset, d);
+                legs.countRead(leg);
+                dst.position(dst.limit());
+                return;
+            } catch (IOException e) {
+                failure = e;
+                excluded |= 1 << leg;
+                legFailed(leg, e);
+            } finally {
+                legs.load(leg).decrementAndGet();
+            }
+        }
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src, int flags) throws IOException {
+        Requests.check(this, offset, src.remaining());
+        if (!src.hasRemaining()) {
+            return;
+        }
+        ByteBuffer data = src.slice();
+        update(offset, data.remaining(), dev -> dev.write(offset, data.duplicate(), flags & BlockDevice.FUA));
+        src.position(src.limit());
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, int flags) throws IOException {
+        Requests.check(this, offset, length);
+        if ((flags & FAST_ZERO) != 0 && !canFastZero()) {
+            throw new FastZeroUnsupportedException(name);
+        }
+        if (length == 0) {
+            return;
+        }
+        update(offset, length, dev -> dev.writeZeroes(offset, length, flags));
+    }
+
+    /**
+     * Advisory, and a no-op: discarding on legs that answer reads of discarded ranges differently
+     * (zeroes on one, old data on another) would make the legs disagree behind the log's back.
+     */
+    @Override
+    public void discard(long offset, long length) {
+        Requests.check(this, offset, length);
+    }
+
+    private interface LegOp {
+        void apply(BlockDevice leg) throws IOException;
+    }
+
+    private void update(long offset, long length, LegOp op) throws IOException {
+        int first = tracker.regionOf(offset);
+        int last = tracker.lastRegionOf(offset, length);
+        tracker.beginWrite(first, last);
+        try {
+            while (true) {
+                for (int r = first; r <= last; r++) {
+                    if (resync.needs(r)) {
+                        resync.syncRegion(r);
+                    }
+                }
+                locks.lockShared(first, last);
+                if (!resync.anyNeeded(first, last)) {
+                    break;
+                }
+                locks.unlockShared(first, last);
+            }
+            try {
+                onEveryLeg(op, offset, "write");
+            } finally {
+                locks.unlockShared(first, last);
+            }
+        } finally {
+            tracker.endWrite(first, last);
+        }
+    }
+
+    @Override
+    public void flush() throws IOException {
+        BitSet covered = tracker.flushStarted();
+        onEveryLeg(BlockDevice::flush, -1, "flush");
+        tracker.flushCompleted(covered);
+        if (!tracker.integrated()) {
+            tracker.commitClearsNow();
+        }
+    }
+
+    /**
+     * Runs {@code op} on every leg that receives writes, in parallel. A leg that fails is taken
+     * out of sync (durably) before this returns; the request fails only if no in-sync leg did it.
+     */
+    private void onEveryLeg(LegOp op, long offset, String what) throws IOException {
+        int mask = legs.writableMask();
+        int inSync = legs.inSyncMask();
+        List<Future<?>> futures = new ArrayList<>();
+        List<Integer> order = new ArrayList<>();
+        int self = -1;
+        for (int leg = 0; leg < legs.count(); leg++) {
+            if ((mask & (1 << leg)) == 0) {
+                continue;
+            }
+            if (self < 0) {
+                self = leg;
+                continue;
+            }
+            BlockDevice d = legs.device(leg);
+            futures.add(pool.submit(() -> {
+                op.apply(d);
+                return null;
+            }));
+            order.add(leg);
+        }
+        IOException[] errors = new IOException[legs.count()];
+        if (self >= 0) {
+            try {
+                op.apply(legs.device(self));
+            } catch (IOException e) {
+                errors[self] = e;
+            }
+        }
+        for (int i = 0; i < futures.size(); i++) {
+            errors[order.get(i)] = await(futures.get(i));
+        }
+        int succeeded = 0;
+        IOException firstError = null;
+        for (int leg = 0; leg < legs.count(); leg++) {
+            if ((mask & (1 << leg)) == 0) {
+                continue;
+            }
+            if (errors[leg] == null) {
+                if ((inSync & (1 << leg)) != 0) {
+                    succeeded++;
+                }
+            } else {
+                firstError = firstError == null ? errors[leg] : firstError;
+                legFailed(leg, errors[leg]);
+            }
+        }
+        if (succeeded == 0) {
+            throw new DeviceIOException(name, offset, what + " failed on every in-sync leg", firstError);
+        }
+    }
+
+    private static IOException await(Future<?> f) throws IOException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    f.get();
+                    return null;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the leg I/O is under way: its outcome must be known
+                } catch (ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (c instanceof IOException io) {
+                        return io;
+                    }
+                    if (c instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new IOException(c);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Takes a failed leg out of sync, durably in the log before any request that saw the failure
+     * is acknowledged. The last in-sync leg is never taken out: then the request fails instead.
+     */
+    void legFailed(int leg, IOException cause) throws IOException {
+        synchronized (legs) {
+            Legs.State s = legs.state(leg);
+            if (s == Legs.State.OUT_OF_SYNC) {
+                return;
+            }
+            if (s == Legs.State.IN_SYNC && Integer.bitCount(legs.inSyncMask()) == 1) {
+                return;
+            }
+            legs.state(leg, Legs.State.OUT_OF_SYNC);
+            lastError[leg] = String.valueOf(cause.getMessage());
+            legFailures++;
+        }
+        tracker.clearsAllowed(false);
+        tracker.writeLegState(legs.inSyncMask());
+    }
+
+    // ---- resync and recovery
+
+    /** Copies up to {@code max} regions; finishes a recovery when nothing is left. Returns the regions copied. */
+    public int resyncRunOnce(int max) throws IOException {
+        int n = resync.runOnce(max);
+        if (resync.pending() == 0 && (n > 0 || recovering())) {
+            finishResync();
+        }
+        return n;
+    }
+
+    /** Resyncs everything now (tests, tools). */
+    public void resyncAll() throws IOException {
+        while (resyncRunOnce(64) > 0) {
+            // until nothing is left
+        }
+    }
+
+    private boolean recovering() {
+        for (int i = 0; i < legs.count(); i++) {
+            if (legs.state(i) == Legs.State.RECOVERING) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The copies are made durable, then recovering legs count as in sync and clears resume. */
+    private void finishResync() throws IOException {
+        flush();
+        boolean changed = false;
+        synchronized (legs) {
+            if (resync.pending() != 0) {
+                return;
+            }
+            for (int i = 0; i < legs.count(); i++) {
+                if (legs.state(i) == Legs.State.RECOVERING) {
+                    legs.state(i, Legs.State.IN_SYNC);
+                    changed = true;
+                }
+            }
+        }
+        if (changed) {
+            tracker.writeLegState(legs.inSyncMask());
+        }
+        if (legs.allInSync()) {
+            tracker.clearsAllowed(true);
+            flush(); // the regions just copied become clears
+        }
+    }
+
+    /** Brings a leg back: it receives writes again at once and gets every region it may have missed. */
+    void recover(int leg) {
+        synchronized (legs) {
+            if (legs.state(leg) != Legs.State.OUT_OF_SYNC) {
+                throw new InvalidArgumentException("mirror " + name + ": leg '" + legs.name(leg) + "' is "
+                        + label(legs.state(leg)) + "; only an out-of-sync leg can be recovered");
+            }
+            legs.state(leg, Legs.State.RECOVERING);
+            lastError[leg] = null;
+        }
+        // every region marked may be one the leg missed (nothing is cleared while a leg is out)
+        resync.add(tracker.durableSnapshot());
+        if (daemon != null) {
+            daemon.wake();
+        }
+    }
+
+    /** A clear-only commit if clears have waited long enough (the daemon calls this). */
+    public boolean clearerRunOnce() throws IOException {
+        return tracker.clearerRunOnce();
+    }
+
+    boolean hasResyncWork() {
+        return resync.pending() > 0 || recovering();
+    }
+
+    // ---- lifecycle, status, messages
+
+    @Override
+    public void suspend() throws IOException {
+        flush();
+        tracker.commitAll();
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (daemon != null) {
+            daemon.stop();
+        }
+        try {
+            flush();
+            tracker.commitAll();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Override
+    public void message(String key, String value) throws IOException {
+        switch (key) {
+            case "recover" -> recover(leg(key, value));
+            case "fail" -> {
+                int leg = leg(key, value);
+                if (legs.state(leg) == Legs.State.IN_SYNC && Integer.bitCount(legs.inSyncMask()) == 1) {
+                    throw new InvalidArgumentException("mirror " + name + ": '" + legs.name(leg) + "' is the last in-sync leg; it cannot be failed");
+                }
+                legFailed(leg, new IOException("failed by request"));
+            }
+            case "read_policy" -> {
+                ReadPolicy p = ReadPolicy.of(value);
+                if (p == null) {
+                    throw new InvalidArgumentException("mirror: read_policy=" + value + " is unknown; use round_robin or least_loaded");
+                }
+                readPolicy = p;
+            }
+            case "clear_delay" -> tracker.clearDelayNanos(MirrorSettings.clearDelayMillis(value) * 1_000_000L);
+            case "integrated_flush" -> tracker.integrated(MirrorSettings.integratedFlush(value));
+            default -> throw new InvalidArgumentException("mirror: no tunable or action '" + key
+                    + "'; use recover=LEG, fail=LEG, read_policy=round_robin|least_loaded, clear_delay=MS or integrated_flush=true|false");
+        }
+    }
+
+    private int leg(String key, String value) {
+        int leg = legs.find(value == null ? "" : value.trim());
+        if (leg < 0) {
+            List<String> names = new ArrayList<>();
+            for (int i = 0; i < legs.count(); i++) {
+                names.add(legs.name(i));
+            }
+            throw new InvalidArgumentException("mirror " + name + ": " + key + " needs a leg; '" + value + "' is none of "
+                    + String.join(", ", names));
+        }
+        return leg;
+    }
+
+    private static String label(Legs.State s) {
+        return s.name().toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public Map<String, String> status() {
+        Map<String, String> m = new LinkedHashMap<>();
+        RegionTracker.Counters c = tracker.counters();
+        m.put("log", log.describe());
+        m.put("region_size", Long.toString(regionSize));
+        m.put("regions", Integer.toString(tracker.regions()));
+        for (int i = 0; i < legs.count(); i++) {
+            m.put("leg." + legs.name(i), label(legs.state(i)));
+        }
+        for (int i = 0; i < legs.count(); i++) {
+            m.put("reads." + legs.name(i), Long.toString(legs.reads(i)));
+        }
+        m.put("leg_failures", Long.toString(legFailures));
+        m.put("dirty_regions", Integer.toString(tracker.dirtyRegions()));
+        m.put("pending_clears", Integer.toString(tracker.pendingClears()));
+        m.put("resync_pending", Integer.toString(resync.pending()));
+        m.put("resync_done", Long.toString(resync.done()));
+        m.put("resync_total", Long.toString(resync.total()));
+        m.put("resync_bytes", Long.toString(resync.bytes()));
+        m.put("resync_progress", resync.total() == 0 ? "100%" : (resync.done() * 100 / resync.total()) + "%");
+        m.put("writes", Long.toString(c.writes()));
+        m.put("writes_marking", Long.toString(c.writesMarking()));
+        m.put("writes_hot", Long.toString(c.writes() - c.writesMarking()));
+        m.put("flushes", Long.toString(c.flushes()));
+        m.put("log_round_trips", Long.toString(c.roundTrips()));
+        m.put("log_commits", Long.toString(c.commits()));
+        m.put("log_commits_with_marks", Long.toString(c.commitsWithMarks()));
+        m.put("log_commits_clear_only", Long.toString(c.commitsClearOnly()));
+        m.put("marks_committed", Long.toString(c.marksCommitted()));
+        m.put("clears_committed", Long.toString(c.clearsCommitted()));
+        m.put("log_round_trips_per_write", ratio(c.roundTrips(), c.writes()));
+        m.put("log_round_trips_per_flush", ratio(c.roundTrips(), c.flushes()));
+        m.put("read_policy", readPolicy.label());
+        m.put("clear_delay_ms", Long.toString(tracker.clearDelayNanos() / 1_000_000L));
+        m.put("integrated_flush", Boolean.toString(tracker.integrated()));
+        return m;
+    }
+
+    private static String ratio(long a, long b) {
+        return b == 0 ? "0" : String.format(Locale.ROOT, "%.3f", (double) a / b);
+    }
+
+    /** The regions the log holds marked now (tests). */
+    public BitSet dirtyRegions() {
+        return tracker.durableSnapshot();
+    }
+}

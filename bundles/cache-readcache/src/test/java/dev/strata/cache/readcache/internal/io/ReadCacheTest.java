@@ -57,6 +57,13 @@ class ReadCacheTest {
         }
         assertEquals(10, stat(rc, "read_hits"));
         assertEquals(10, stat(rc, "promotions"));
+        Map<String, String> st = rc.status();
+        assertEquals("50.00", st.get("hit_ratio"));
+        assertEquals("50.00", st.get("hit_ratio_1m"));
+        for (String k : new String[] {"read_misses", "rejections", "evictions", "invalidations", "bypassed",
+                "read_latency_us_p50", "read_latency_us_p99", "write_latency_us_p999", "policy.policy"}) {
+            assertTrue(st.containsKey(k), k + " in " + st);
+        }
         rc.close();
         Faulty o = new Faulty(origin);
         Faulty c = new Faulty(cacheDev);

@@ -1,0 +1,145 @@
+package dev.strata.cache.readcache.internal;
+
+import dev.strata.api.Claim;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.ReadCachePolicy;
+import dev.strata.api.Target;
+import dev.strata.api.TargetArguments;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import dev.strata.cache.readcache.internal.io.Opener;
+import dev.strata.cache.readcache.internal.io.PolicySource;
+import dev.strata.cache.readcache.internal.io.ReadCache;
+import dev.strata.cache.readcache.internal.io.Tunables;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+
+/**
+ * {@code readcache origin=DEV cache=DEV [policy=NAME] [block_size=4096] [sequential_cutoff=4M]
+ * [format=true] [policy tunable=value…]}. Read-cache policies are bound dynamically by name: a
+ * cache whose policy service goes away pauses promotion and binds again when one comes back.
+ */
+@Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=readcache")
+public final class ReadcacheFactory implements TargetFactory, PolicySource {
+    static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "format");
+
+    private final Map<String, ReadCachePolicy> policies = new ConcurrentHashMap<>();
+    private final Set<ReadCache> live = ConcurrentHashMap.newKeySet();
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC, service = ReadCachePolicy.class)
+    void addPolicy(ReadCachePolicy p, Map<String, Object> props) {
+        String n = name(props);
+        if (n == null) {
+            return;
+        }
+        policies.put(n, p);
+        for (ReadCache c : live) {
+            try {
+                c.policyArrived(n, p);
+            } catch (IOException | RuntimeException e) {
+                // the cache stays paused; its status says so
+            }
+        }
+    }
+
+    void removePolicy(ReadCachePolicy p, Map<String, Object> props) {
+        String n = name(props);
+        if (n != null) {
+            policies.remove(n, p);
+        }
+        for (ReadCache c : live) {
+            try {
+                c.policyGone(p);
+            } catch (IOException | RuntimeException e) {
+                // bind(null) cannot fail but by interruption; the instance is dropped regardless at close
+            }
+        }
+    }
+
+    private static String name(Map<String, Object> props) {
+        Object n = props.get(ReadCachePolicy.NAME);
+        return n == null ? null : n.toString().toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public ReadCachePolicy find(String name) {
+        return name == null ? null : policies.get(name.toLowerCase(Locale.ROOT));
+    }
+
+    @Override
+    public String installed() {
+        return policies.isEmpty() ? "none" : String.join(", ", new TreeSet<>(policies.keySet()));
+    }
+
+    @Override
+    public String usage() {
+        return "readcache origin=DEV cache=DEV [policy=" + ReadCachePolicy.DEFAULT + "] [block_size=4096] "
+                + "[sequential_cutoff=4M] [format=true] [policy tunable=value…]";
+    }
+
+    @Override
+    public List<String> lowerDevices(Map<String, String> arguments) {
+        TargetArguments a = TargetArguments.of("readcache", arguments, allKeys(arguments));
+        String origin = a.string("origin");
+        String cache = a.string("cache");
+        if (origin.equals(cache)) {
+            throw new InvalidArgumentException("readcache: origin and cache are the same device ('" + origin + "'); use two devices");
+        }
+        return List.of(origin, cache);
+    }
+
+    /** Keys other than the readcache's own are the policy's tunables, checked against the policy at create. */
+    private static Set<String> allKeys(Map<String, String> arguments) {
+        return arguments.keySet();
+    }
+
+    /** A read cache owns both devices' contents: its slots and metadata, and the origin it mirrors. */
+    @Override
+    public Map<String, Claim> claims(Map<String, String> arguments) {
+        List<String> lower = lowerDevices(arguments);
+        return Map.of(lower.get(0), Claim.EXCLUSIVE, lower.get(1), Claim.EXCLUSIVE);
+    }
+
+    @Override
+    public Target create(TargetContext context) throws IOException {
+        Map<String, String> args = context.arguments();
+        List<String> lower = lowerDevices(args);
+        TargetArguments a = TargetArguments.of("readcache", args, args.keySet());
+        Map<String, String> policyTunables = new LinkedHashMap<>();
+        args.forEach((k, v) -> {
+            if (!OWN.contains(k)) {
+                policyTunables.put(k, v);
+            }
+        });
+        String policy = a.string("policy", ReadCachePolicy.DEFAULT).trim().toLowerCase(Locale.ROOT);
+        int bs = a.has("block_size") ? (int) a.size("block_size", 4096, 1 << 20) : 0;
+        long cutoff = a.has("sequential_cutoff") ? Tunables.parseCutoff(a.string("sequential_cutoff"))
+                : Tunables.DEFAULTS.sequentialCutoff();
+        boolean format = a.bool("format", false);
+        Opener.Options o = Opener.options(this);
+        o = Opener.withPolicy(o, policy);
+        o = Opener.withFormat(o, format);
+        o = Opener.withBlockSize(o, bs);
+        o = Opener.withOriginId(o, context.lowerDeviceId(lower.get(0)));
+        o = Opener.withTunables(o, cutoff, policyTunables);
+        o = Opener.withOnRelease(o, live::remove);
+        ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)), context.lowerDevice(lower.get(1)), o);
+        live.add(rc);
+        // a policy that registered between the open and now
+        ReadCachePolicy p = find(policy);
+        if (p != null) {
+            rc.policyArrived(policy, p);
+        }
+        return rc;
+    }
+}

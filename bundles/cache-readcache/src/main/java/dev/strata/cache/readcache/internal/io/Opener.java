@@ -1,0 +1,159 @@
+package dev.strata.cache.readcache.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.ReadCachePolicy;
+import dev.strata.cache.readcache.internal.format.FormatException;
+import dev.strata.cache.readcache.internal.format.Layout;
+import dev.strata.cache.readcache.internal.format.Superblock;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Opens (or formats) a readcache: checks every argument and the cache device's superblock before
+ * anything is written, then formats if asked or blank, reads the metadata, and binds the policy.
+ */
+public final class Opener {
+    /** What to open. {@code blockSize} 0: as formatted (4096 for a new cache). */
+    public record Options(int blockSize, boolean format, String originId, String policy, Tunables tunables,
+            PolicySource policies, Consumer<ReadCache> onRelease, LongSupplier nanos) {
+    }
+
+    private Opener() {
+    }
+
+    /** Options with defaults, for tests. */
+    public static Options options(PolicySource policies) {
+        return new Options(0, false, null, ReadCachePolicy.DEFAULT, Tunables.DEFAULTS, policies, c -> { }, System::nanoTime);
+    }
+
+    public static Options withPolicy(Options o, String policy) {
+        return new Options(o.blockSize(), o.format(), o.originId(), policy, o.tunables(), o.policies(), o.onRelease(), o.nanos());
+    }
+
+    public static Options withFormat(Options o, boolean format) {
+        return new Options(o.blockSize(), format, o.originId(), o.policy(), o.tunables(), o.policies(), o.onRelease(), o.nanos());
+    }
+
+    public static Options withBlockSize(Options o, int bs) {
+        return new Options(bs, o.format(), o.originId(), o.policy(), o.tunables(), o.policies(), o.onRelease(), o.nanos());
+    }
+
+    public static Options withOriginId(Options o, String id) {
+        return new Options(o.blockSize(), o.format(), id, o.policy(), o.tunables(), o.policies(), o.onRelease(), o.nanos());
+    }
+
+    public static Options withTunables(Options o, long cutoff, Map<String, String> policyTunables) {
+        return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), new Tunables(cutoff, policyTunables),
+                o.policies(), o.onRelease(), o.nanos());
+    }
+
+    public static Options withOnRelease(Options o, Consumer<ReadCache> r) {
+        return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), o.tunables(), o.policies(), r, o.nanos());
+    }
+
+    public static ReadCache open(String name, BlockDevice origin, BlockDevice cache, Options o) throws IOException {
+        if (origin == cache) {
+            throw new InvalidArgumentException("readcache: origin and cache are the same device; use two devices");
+        }
+        if (cache.blockSize() > Layout.META_BLOCK) {
+            throw new InvalidArgumentException("readcache: the cache device's block size " + cache.blockSize()
+                    + " is above 4096; use a device with 512- or 4096-byte blocks");
+        }
+        if (o.blockSize() != 0 && (Integer.bitCount(o.blockSize()) != 1 || o.blockSize() < Layout.MIN_BLOCK
+                || o.blockSize() > Layout.MAX_BLOCK || o.blockSize() < origin.blockSize())) {
+            throw new InvalidArgumentException("readcache: block_size=" + o.blockSize()
+                    + " must be a power of two from 4096 to 1M and at least the origin's block size " + origin.blockSize());
+        }
+        ReadCachePolicy policy = o.policies().find(o.policy());
+        checkPolicyTunables(policy, o);
+        if (cache.size() < Layout.META_BLOCK) {
+            throw new InvalidArgumentException("readcache: the cache device is too small (" + cache.size() + " bytes)");
+        }
+        ByteBuffer sbBuf = ByteBuffer.allocate(Layout.META_BLOCK);
+        cache.read(0, sbBuf);
+        Superblock sb = null;
+        boolean blank = false;
+        try {
+            sb = Superblock.decode(sbBuf.flip());
+        } catch (FormatException e) {
+            if (e.kind() == FormatException.Kind.BLANK) {
+                blank = true;
+            } else if (!o.format()) {
+                throw new InvalidArgumentException("readcache: " + e.getMessage()
+                        + "; use format=true to reformat it as a readcache (its contents are lost)");
+            }
+        }
+        boolean fresh = o.format() || blank;
+        if (fresh && policy == null) {
+            throw new InvalidArgumentException("readcache: no policy '" + o.policy() + "' is installed; installed: "
+                    + o.policies().installed());
+        }
+        if (!fresh) {
+            check(sb, origin, cache, o);
+        } else {
+            int bs = o.blockSize() == 0 ? 4096 : o.blockSize();
+            Layout l = Layout.fit(cache.size(), bs);
+            if (l == null) {
+                throw new InvalidArgumentException("readcache: the cache device (" + cache.size() + " bytes) holds fewer than "
+                        + Layout.MIN_SLOTS + " blocks of " + bs + " bytes; use a larger device or a smaller block_size");
+            }
+            sb = Superblock.create(l, UUID.randomUUID(), origin.size(), o.originId() == null ? "" : o.originId(),
+                    System.currentTimeMillis());
+        }
+        // the origin's present contents become durable, so the first promotions can be recorded
+        origin.flush();
+        if (fresh) {
+            Recovery.format(cache, sb);
+        }
+        Layout l = sb.layout();
+        CacheState state = new CacheState((int) l.slots());
+        long originBlocks = (origin.size() + l.blockSize() - 1) / l.blockSize();
+        Recovery.Found found = Recovery.load(cache, sb, originBlocks, state);
+        MetadataWriter meta = new MetadataWriter(cache, l, state, sb.uuidHash(), found.maxSeq());
+        PolicyBinding binding = new PolicyBinding(o.policies(), o.policy(), o.onRelease());
+        ReadCache rc = new ReadCache(name, origin, cache, l, state, meta, new Meters(o.nanos()), o.tunables(), binding, found);
+        if (policy != null) {
+            binding.arrived(rc, o.policy(), policy, o.tunables().policy());
+        }
+        return rc;
+    }
+
+    private static void checkPolicyTunables(ReadCachePolicy policy, Options o) {
+        if (policy == null || o.tunables().policy().isEmpty()) {
+            return;
+        }
+        ReadCachePolicy.Instance probe = policy.open(ReadCachePolicy.Contents.of(new long[] {ReadCachePolicy.Contents.EMPTY}),
+                o.tunables().policy());
+        try {
+            for (Map.Entry<String, String> e : o.tunables().policy().entrySet()) {
+                if (!probe.set(e.getKey(), e.getValue())) {
+                    throw new InvalidArgumentException("readcache: unknown argument '" + e.getKey() + "' (not a tunable of policy '"
+                            + o.policy() + "': " + policy.usage() + ")");
+                }
+            }
+        } finally {
+            probe.close();
+        }
+    }
+
+    private static void check(Superblock sb, BlockDevice origin, BlockDevice cache, Options o) {
+        if (o.blockSize() != 0 && o.blockSize() != sb.blockSize()) {
+            throw new InvalidArgumentException("readcache: the cache device is formatted with block_size=" + sb.blockSize()
+                    + ", not " + o.blockSize() + "; omit block_size, or use format=true to reformat it (its contents are lost)");
+        }
+        if (sb.originSize() != origin.size()
+                || (!sb.originId().isEmpty() && o.originId() != null && !sb.originId().equals(o.originId()))) {
+            throw new InvalidArgumentException("readcache: the cache device belongs to another origin (size " + sb.originSize()
+                    + (sb.originId().isEmpty() ? "" : ", id " + sb.originId()) + "); use its own origin, or format=true");
+        }
+        if (sb.layout().usedBytes() > cache.size()) {
+            throw new InvalidArgumentException("readcache: the cache device is smaller than its superblock says ("
+                    + cache.size() + " < " + sb.layout().usedBytes() + " bytes); use format=true to reformat it");
+        }
+    }
+}

@@ -1,0 +1,455 @@
+package dev.strata.cache.readcache.internal.io;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceIOException;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.ReadCachePolicy;
+import dev.strata.api.Requests;
+import dev.strata.cache.readcache.internal.format.Layout;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code readcache}: a clean-only read cache. Writes go to the origin; read misses are promoted
+ * into cache slots when the bound policy admits them. Built by {@link Opener}.
+ *
+ * <h2>On-disk ordering: why a cached copy is never stale, also after a crash</h2>
+ * The disk rule is that after a crash every block reads its last durable value or one written
+ * since — and, once read, keeps reading that value until it is written again. A cached copy must
+ * therefore never be valid on the cache device while the origin may hold (or come to hold, when
+ * its volatile cache is destaged at a power cut) other data for the block. Four rules:
+ * <ol>
+ * <li><b>Invalidate ahead.</b> A write, write-zeroes or discard first drops the cached copies it
+ * overlaps from memory, then rewrites their metadata blocks with FUA, and only when those writes
+ * have completed sends its data to the origin. So the invalidation is durable before the origin
+ * has even seen the new data — before any FLUSH covering the write, and before a FUA write is
+ * acknowledged. (Invalidating lazily, at the next flush, would not do: a power cut after the
+ * origin destaged the new data but before the flush leaves a valid entry over old data.) A copy
+ * that was never written valid (no DISK flag) needs no metadata write.
+ * <li><b>Data before entry.</b> A promotion writes the slot's data with FUA before it writes the
+ * entry that makes it valid (FUA too): a valid durable entry always has durable data.
+ * <li><b>Source durable before entry.</b> An entry is written valid only when the origin data it
+ * copied is durable ({@link Stamps#sourceDurable}); a copy of data written since the origin's last
+ * flush stays VOLATILE — served from the cache, never recorded — until a flush has made its source
+ * durable. Otherwise a crash could drop the origin's copy and leave the cache's.
+ * <li><b>Entry invalid before new data.</b> A slot whose entry may be valid on the device is
+ * rewritten invalid (FUA) before new data goes into it; metadata writes of one block are
+ * serialised, so the device never holds an older encoding over a newer one ({@link MetadataWriter}).
+ * </ol>
+ * A promotion racing a write of the same block never installs the older data: {@link Stamps}.
+ * The crash model, crash replay and the power cut at every step check all four
+ * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, {@code PowerCutEveryStepTest}).
+ *
+ * <h2>Locking</h2>
+ * All memory state is in {@link CacheState}, under its monitor; no I/O is done under it. Metadata
+ * writes hold their block's stripe lock in {@link MetadataWriter} (never taken under the state
+ * monitor). Client I/O runs concurrently otherwise.
+ */
+public final class ReadCache implements CacheTarget {
+    private final String name;
+    private final BlockDevice origin;
+    private final BlockDevice cache;
+    private final Layout layout;
+    private final int bs;
+    final CacheState state;
+    private final MetadataWriter meta;
+    final Meters meters;
+    private final PolicyBinding binding;
+    private final SequentialRuns runs = new SequentialRuns();
+    private final Recovery.Found found;
+    private volatile Tunables tunables;
+    private volatile CacheMode mode = CacheMode.WRITEAROUND;
+    private volatile String promotionError;
+    private volatile boolean closed;
+
+    ReadCache(String name, BlockDevice origin, BlockDevice cache, Layout layout, CacheState state, MetadataWriter meta,
+            Meters meters, Tunables tunables, PolicyBinding binding, Recovery.Found found) {
+        this.name = name;
+        this.origin = origin;
+        this.cache = cache;
+        this.layout = layout;
+        this.bs = layout.blockSize();
+        this.state = state;
+        this.meta = meta;
+        this.meters = meters;
+        this.tunables = tunables;
+        this.binding = binding;
+        this.found = found;
+    }
+
+    @Override
+    public String type() {
+        return "readcache";
+    }
+
+    @Override
+    public long size() {
+        return origin.size();
+    }
+
+    @Override
+    public int blockSize() {
+        return origin.blockSize();
+    }
+
+    // ---- reads ----
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws IOException {
+        int len = dst.remaining();
+        Requests.check(this, offset, len);
+        if (len == 0) {
+            return;
+        }
+        long t0 = meters.now();
+        long first = offset / bs;
+        int n = (int) ((offset + len - 1) / bs - first + 1);
+        long cutoff = tunables.sequentialCutoff();
+        boolean sequential = cutoff > 0 && runs.extend(offset, len) > cutoff;
+        boolean promote = mode == CacheMode.WRITEAROUND && promotionError == null && !sequential;
+        if (mode == CacheMode.PASSTHROUGH) {
+            origin.read(offset, dst);
+            meters.bypassed.add(n);
+            return;
+        }
+        if (sequential) {
+            meters.bypassed.add(n);
+        }
+        boolean[] promotable = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            long bStart = (first + i) * bs;
+            promotable[i] = promote && bStart >= offset && bStart + bs <= offset + len;
+        }
+        CacheState.Plan plan = state.plan(first, n, promotable);
+        meters.read(plan.hits, plan.misses);
+        meters.rejections.add(plan.rejections);
+        meters.evictions.add(plan.evictions);
+        int base = dst.position();
+        int unpinned = 0;
+        try {
+            int i = 0;
+            while (i < n) {
+                int code = plan.codes[i];
+                if (code >= 0) {
+                    readHit(offset, len, base, dst, first + i, code);
+                    state.unpin(code);
+                    unpinned = i + 1;
+                    i++;
+                    continue;
+                }
+                int j = i;
+                while (j < n && plan.codes[j] < 0) {
+                    j++;
+                }
+                long from = Math.max(offset, (first + i) * bs);
+                long to = Math.min(offset + len, (first + j) * bs);
+                origin.read(from, dst.slice(base + (int) (from - offset), (int) (to - from)));
+                unpinned = j;
+                i = j;
+            }
+        } catch (IOException | RuntimeException e) {
+            for (int i = unpinned; i < n; i++) {
+                if (plan.codes[i] >= 0) {
+                    state.unpin(plan.codes[i]);
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                if (plan.codes[i] < CacheState.Plan.MISS) {
+                    state.abandon(CacheState.Plan.promoteSlot(plan.codes[i]), first + i);
+                    meters.promotionsAbandoned.increment();
+                }
+            }
+            throw e;
+        }
+        for (int i = 0; i < n; i++) {
+            if (plan.codes[i] < CacheState.Plan.MISS) {
+                long b = first + i;
+                promote(b, CacheState.Plan.promoteSlot(plan.codes[i]), dst.slice(base + (int) (b * bs - offset), bs), plan.snap);
+            }
+        }
+        dst.position(base + len);
+        meters.since(t0, meters.readLatency);
+    }
+
+    /** Serves the part of {@code block} inside the read from its slot; a cache read error falls back to the origin. */
+    private void readHit(long offset, int len, int base, ByteBuffer dst, long block, int slot) throws IOException {
+        long from = Math.max(offset, block * bs);
+        long to = Math.min(offset + len, (block + 1) * bs);
+        ByteBuffer part = dst.slice(base + (int) (from - offset), (int) (to - from));
+        try {
+            cache.read(layout.slotOffset(slot) + (from - block * bs), part);
+        } catch (IOException e) {
+            meters.cacheReadErrors.increment();
+            origin.read(from, dst.slice(base + (int) (from - offset), (int) (to - from)));
+        }
+    }
+
+    /** Rules 4, 2 and 3 of the ordering (see the class comment), then the install. */
+    private void promote(long block, int slot, ByteBuffer data, long snap) {
+        try {
+            if (state.diskValid(slot)) {
+                meta.write(Layout.metaBlockOf(slot));
+                meters.metadataWrites.increment();
+            }
+            if (!state.mayWriteData(slot, block, snap)) {
+                state.abandon(slot, block);
+                meters.promotionsAbandoned.increment();
+                return;
+            }
+            cache.write(layout.slotOffset(slot), data, BlockDevice.FUA);
+        } catch (IOException | RuntimeException e) {
+            state.abandon(slot, block);
+            cacheWriteFailed(e);
+            return;
+        }
+        CacheState.Installed r = state.install(slot, block, snap);
+        if (r == CacheState.Installed.ABANDONED) {
+            meters.promotionsAbandoned.increment();
+            return;
+        }
+        meters.promotions.increment();
+        if (r == CacheState.Installed.CACHED) {
+            try {
+                meta.write(Layout.metaBlockOf(slot));
+                meters.metadataWrites.increment();
+            } catch (IOException | RuntimeException e) {
+                cacheWriteFailed(e);
+            }
+        }
+    }
+
+    private void cacheWriteFailed(Exception e) {
+        meters.cacheWriteErrors.increment();
+        if (promotionError == null) {
+            promotionError = "disabled after a cache device write error: " + e.getMessage();
+        }
+    }
+
+    // ---- writes ----
+
+    @Override
+    public void write(long offset, ByteBuffer src, int flags) throws IOException {
+        int len = src.remaining();
+        Requests.check(this, offset, len);
+        long t0 = meters.now();
+        changing(offset, len, () -> origin.write(offset, src, flags));
+        meters.since(t0, meters.writeLatency);
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, int flags) throws IOException {
+        Requests.check(this, offset, length);
+        changing(offset, length, () -> origin.writeZeroes(offset, length, flags));
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        Requests.check(this, offset, length);
+        changing(offset, length, () -> origin.discard(offset, length));
+    }
+
+    @Override
+    public boolean canFastZero() {
+        return origin.canFastZero();
+    }
+
+    private interface OriginOp {
+        void run() throws IOException;
+    }
+
+    /** Rule 1 of the ordering: invalidate ahead (durably), then change the origin. */
+    private void changing(long offset, long length, OriginOp op) throws IOException {
+        if (length == 0) {
+            op.run();
+            return;
+        }
+        long first = offset / bs;
+        long n = (offset + length - 1) / bs - first + 1;
+        long[] invalidated = new long[1];
+        int[] blocks = state.beginWrite(first, n, invalidated);
+        try {
+            meters.invalidations.add(invalidated[0]);
+            try {
+                meta.writeAll(blocks);
+                meters.metadataWrites.add(blocks.length);
+            } catch (IOException | RuntimeException e) {
+                cacheWriteFailed(e);
+                throw new DeviceIOException(name, offset, "the cache device could not record the invalidation of the "
+                        + "cached copy, so the write was not done: " + e.getMessage(), e);
+            }
+            op.run();
+        } finally {
+            state.endWrite(first, n);
+        }
+    }
+
+    @Override
+    public void flush() throws IOException {
+        long s = state.flushStart();
+        origin.flush();
+        recordDurable(state.flushDone(s, false));
+    }
+
+    private void recordDurable(int[] blocks) {
+        try {
+            meta.writeAll(blocks);
+            meters.metadataWrites.add(blocks.length);
+        } catch (IOException | RuntimeException e) {
+            cacheWriteFailed(e); // the entries stay unrecorded: the blocks are cold after a crash, never stale
+        }
+    }
+
+    @Override
+    public void suspend() throws IOException {
+        long s = state.flushStart();
+        origin.flush();
+        recordDurable(state.flushDone(s, true));
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            suspend();
+        } finally {
+            binding.release(this);
+        }
+    }
+
+    // ---- management ----
+
+    @Override
+    public void message(String key, String value) throws IOException {
+        switch (key) {
+            case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.policy());
+            case Tunables.SEQUENTIAL_CUTOFF -> tunables = tunables.withCutoff(Tunables.parseCutoff(value));
+            case "mode" -> setMode(CacheMode.parse(value));
+            default -> {
+                if (!state.setPolicyTunable(key, value)) {
+                    throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
+                            + "sequential_cutoff and those of the policy ('" + binding.wanted() + "')");
+                }
+                tunables = tunables.withPolicy(key, value);
+            }
+        }
+    }
+
+    @Override
+    public CacheMode mode() {
+        return mode;
+    }
+
+    @Override
+    public Set<CacheMode> supportedModes() {
+        return EnumSet.of(CacheMode.WRITEAROUND, CacheMode.PASSTHROUGH);
+    }
+
+    @Override
+    public void setMode(CacheMode m) {
+        if (!supportedModes().contains(m)) {
+            throw new InvalidArgumentException("readcache: mode " + m.label()
+                    + " is not supported; use writearound (reads cached, writes invalidate) or passthrough");
+        }
+        mode = m;
+    }
+
+    @Override
+    public String authoritativeDeviceArgument() {
+        return "origin";
+    }
+
+    @Override
+    public String cacheDeviceArgument() {
+        return "cache";
+    }
+
+    @Override
+    public int cacheBlockSize() {
+        return bs;
+    }
+
+    @Override
+    public long capacityBlocks() {
+        return layout.slots();
+    }
+
+    @Override
+    public long cachedBlocks() {
+        return state.cachedBlocks();
+    }
+
+    @Override
+    public long dirtyBlocks() {
+        return 0;
+    }
+
+    @Override
+    public void writebackAll(WritebackProgress progress) {
+        progress.update(0, 0); // clean-only: nothing to write back
+    }
+
+    @Override
+    public Map<String, String> status() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(Keys.MODE, mode.label());
+        m.put(Keys.BLOCK_SIZE, Integer.toString(bs));
+        m.put(Keys.CAPACITY_BLOCKS, Long.toString(layout.slots()));
+        m.put(Keys.CACHED_BLOCKS, Long.toString(state.cachedBlocks()));
+        m.put(Keys.DIRTY_BLOCKS, "0");
+        m.put(Keys.READ_HITS, Long.toString(meters.hits.sum()));
+        m.put(Keys.READ_MISSES, Long.toString(meters.misses.sum()));
+        m.put(Keys.BYPASSED, Long.toString(meters.bypassed.sum()));
+        meters.putAll(m);
+        m.put("policy", binding.wanted());
+        m.put("policy_bound", Boolean.toString(state.policyBound()));
+        String err = promotionError;
+        m.put("promotion", err != null ? err : !state.policyBound() ? "paused: no policy '" + binding.wanted() + "' installed"
+                : mode == CacheMode.PASSTHROUGH ? "off (passthrough)" : "on");
+        m.put("recovered_blocks", Long.toString(found.valid()));
+        m.put("recovered_dropped", Long.toString(found.dropped()));
+        long slots = layout.slots();
+        m.put("heap_bytes_per_block", String.format(java.util.Locale.ROOT, "%.1f", (double) state.heapBytes() / slots));
+        m.put(Tunables.SEQUENTIAL_CUTOFF, Long.toString(tunables.sequentialCutoff()));
+        tunables.policy().forEach((k, v) -> m.put("policy." + k, v));
+        state.policyStatus().forEach((k, v) -> m.put("policy." + k, v));
+        return m;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** A policy service appeared: bind it if it is the one wanted and none is bound. */
+    public void policyArrived(String policyName, ReadCachePolicy p) throws IOException {
+        binding.arrived(this, policyName, p, tunables.policy());
+    }
+
+    /** A policy service is going away: pause promotion if it is the bound one. */
+    public void policyGone(ReadCachePolicy p) throws IOException {
+        binding.gone(this, p);
+    }
+
+    /** For tests and the binding: binds {@code p} (or none). */
+    void bind(ReadCachePolicy p, Map<String, String> policyTunables) throws IOException {
+        try {
+            state.bind(p, policyTunables, 10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("readcache " + name + ": interrupted while switching policy");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "readcache(" + name + ")";
+    }
+}

@@ -1,0 +1,98 @@
+package dev.strata.cache.readcache.internal.io;
+
+/**
+ * The staleness guard: touch stamps and in-flight counts per block (hashed), and the origin's
+ * durable point. Guarded by the {@link CacheState} lock; no I/O.
+ *
+ * <h2>Why a promotion never installs older data</h2>
+ * A write W of block B counts itself in flight ({@link #begin}) in the same lock hold in which it
+ * invalidates B's cached copy, and when its origin I/O has ended (succeeded or not) it leaves and
+ * stamps B with a new value of the sequence ({@link #end}). A promotion P of B takes a snapshot of
+ * the sequence when it is planned (before it reads the origin) and installs only if, in the lock
+ * hold of the install, nothing touched B after the snapshot and no write of B is in flight
+ * ({@link #stale}). Take any W and P of B:
+ * <ul>
+ * <li>W ended before P's snapshot: P read the origin after W's data was there.
+ * <li>W ended after the snapshot and before the install: the stamp is newer, P is dropped.
+ * <li>W began before the install and had not ended: in flight, P is dropped.
+ * <li>W began after the install: it finds B cached and invalidates it.
+ * </ul>
+ * Hash collisions only drop more promotions than needed. A range too long to stamp block by block
+ * uses the global stamp and count instead.
+ *
+ * <h2>The origin's durable point</h2>
+ * {@code durable} is a sequence value such that every write whose end stamp is at most it is
+ * durable on the origin: a flush records the sequence when it starts ({@link #seq()}) and, when
+ * the origin's flush has completed, raises {@code durable} to it ({@link #durableUpTo}) — every
+ * write stamped before the flush started had completed before it. A cached copy may be recorded
+ * as valid on the cache device only if B's stamp is at most {@code durable} ({@link #sourceDurable}):
+ * otherwise a crash could lose the origin's newer data while the cache keeps it, and the block
+ * would change value when the entry is later evicted.
+ */
+final class Stamps {
+    private static final int BITS = 14;
+    /** A range of more blocks than this is touched with the global stamp. */
+    static final int RANGE_MAX = 1 << 12;
+
+    private final long[] touched = new long[1 << BITS];
+    private final int[] inflight = new int[1 << BITS];
+    private long touchedAll;
+    private int inflightAll;
+    private long seq;
+    private long durable;
+
+    private static int h(long block) {
+        return (int) ((block * 0x9E3779B97F4A7C15L) >>> (64 - BITS));
+    }
+
+    long seq() {
+        return seq;
+    }
+
+    /** A write of blocks {@code [from, from + n)} begins. */
+    void begin(long from, long n) {
+        if (n > RANGE_MAX) {
+            inflightAll++;
+            return;
+        }
+        for (long b = from; b < from + n; b++) {
+            inflight[h(b)]++;
+        }
+    }
+
+    /** The write begun with the same arguments has ended (its origin I/O is over). */
+    void end(long from, long n) {
+        long s = ++seq;
+        if (n > RANGE_MAX) {
+            inflightAll--;
+            touchedAll = s;
+            return;
+        }
+        for (long b = from; b < from + n; b++) {
+            int i = h(b);
+            inflight[i]--;
+            touched[i] = s;
+        }
+    }
+
+    /** Whether a promotion of {@code block} planned at {@code snap} must be dropped. */
+    boolean stale(long block, long snap) {
+        int i = h(block);
+        return inflightAll > 0 || inflight[i] > 0 || touchedAll > snap || touched[i] > snap;
+    }
+
+    /** Whether the origin's copy of {@code block} as read now is durable. */
+    boolean sourceDurable(long block) {
+        int i = h(block);
+        return inflightAll == 0 && inflight[i] == 0 && touchedAll <= durable && touched[i] <= durable;
+    }
+
+    /** An origin flush that started at sequence {@code s} has completed. */
+    void durableUpTo(long s) {
+        durable = Math.max(durable, s);
+    }
+
+    static long heapBytes() {
+        return (8L + 4L) << BITS;
+    }
+}

@@ -1,0 +1,101 @@
+package dev.strata.cache.readcache.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.api.ReadCachePolicy;
+import dev.strata.api.Target;
+import dev.strata.readcache.policies.internal.LruPolicy;
+import dev.strata.readcache.policies.internal.NHitPolicy;
+import dev.strata.readcache.policies.internal.WTinyLfuPolicy;
+import dev.strata.testsupport.crash.CrashableDevice;
+import dev.strata.testsupport.target.SimpleTargetContext;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+
+/** Bad input through the factory and messages: one line naming what to do, nothing changed. */
+class BadInputTest {
+    final ReadcacheFactory factory = new ReadcacheFactory();
+    final CrashableDevice origin = new CrashableDevice("o", 1 << 20, 4096);
+    final CrashableDevice cache = new CrashableDevice("c", 8192 + 64 * 4096, 4096);
+
+    BadInputTest() {
+        factory.addPolicy(new LruPolicy(), Map.of(ReadCachePolicy.NAME, "lru"));
+        factory.addPolicy(new NHitPolicy(), Map.of(ReadCachePolicy.NAME, "nhit"));
+        factory.addPolicy(new WTinyLfuPolicy(), Map.of(ReadCachePolicy.NAME, "wtinylfu"));
+    }
+
+    Target create(String args) throws Exception {
+        return factory.create(SimpleTargetContext.of("rc0", "origin=o cache=c " + args).with("o", origin).with("c", cache));
+    }
+
+    void refused(String args, String mustContain) throws Exception {
+        byte[] before = cache.currentImage();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> create(args), args);
+        oneLine(e, mustContain);
+        assertArrayEquals(before, cache.currentImage(), "the cache device is unchanged: " + args);
+    }
+
+    static void oneLine(Exception e, String mustContain) {
+        String m = e.getMessage();
+        assertFalse(m.contains("\n"), m);
+        assertFalse(m.contains("Exception"), m);
+        assertTrue(m.contains(mustContain), m);
+    }
+
+    @Test
+    void unknownPolicyListsTheInstalledOnes() throws Exception {
+        refused("policy=arc", "installed: lru, nhit, wtinylfu");
+    }
+
+    @Test
+    void originEqualsCache() {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> factory.lowerDevices(Map.of("origin", "o", "cache", "o")));
+        oneLine(e, "same device");
+    }
+
+    @Test
+    void blockSizeMismatchAndTunablesOutOfRange() throws Exception {
+        create("block_size=8192").close();
+        refused("block_size=4096", "block_size=8192");
+        refused("block_size=3000", "out of range");
+        refused("block_size=12288", "power of two");
+        refused("sequential_cutoff=-1", "sequential_cutoff");
+        refused("policy=nhit threshold=0", "threshold");
+        refused("policy=lru no_such=1", "no_such");
+    }
+
+    @Test
+    void cacheFormattedByAnotherPolicy() throws Exception {
+        ByteBuffer sb = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+        sb.put(0, "STRATASB".getBytes(StandardCharsets.US_ASCII));
+        sb.putInt(12, 1);
+        sb.put(16, "writeboost".getBytes(StandardCharsets.US_ASCII));
+        CRC32C c = new CRC32C();
+        c.update(sb.duplicate().position(12));
+        sb.putInt(8, (int) c.getValue());
+        cache.write(0, sb, 0);
+        refused("", "'writeboost' policy");
+        create("format=true").close(); // and format=true takes it over
+    }
+
+    @Test
+    void messagesRefuseBadValuesAndChangeNothing() throws Exception {
+        Target t = create("");
+        oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("policy", "arc")), "installed: lru, nhit, wtinylfu");
+        oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("sequential_cutoff", "2T")), "out of range");
+        oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("bogus", "1")), "no tunable 'bogus'");
+        oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("mode", "writeback")), "not supported");
+        assertTrue(t.status().get("policy").equals("wtinylfu"));
+        assertTrue(t.status().get("sequential_cutoff").equals("4194304"));
+        t.close();
+    }
+}

@@ -1,0 +1,250 @@
+package dev.strata.cache.readcache.internal.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.cache.readcache.internal.format.Layout;
+import dev.strata.testsupport.crash.CrashableDevice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ReadCacheTest {
+    static final int BS = 4096;
+
+    static Opener.Options lru() {
+        return Opener.withTunables(Opener.withPolicy(Opener.options(TestPolicies.all()), "lru"), 0, Map.of());
+    }
+
+    static byte[] pattern(long block, int version) {
+        byte[] b = new byte[BS];
+        Arrays.fill(b, (byte) (block * 31 + version * 7 + 1));
+        return b;
+    }
+
+    static void write(BlockDevice d, long block, int version) throws IOException {
+        d.write(block * BS, ByteBuffer.wrap(pattern(block, version)), 0);
+    }
+
+    static byte[] read(BlockDevice d, long block) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(BS);
+        d.read(block * BS, b);
+        return b.array();
+    }
+
+    static long stat(ReadCache rc, String key) {
+        return Long.parseLong(rc.status().get(key));
+    }
+
+    @Test
+    void hitsAfterPromotionAndWarmAfterCleanRestartFromMetadataOnly() throws IOException {
+        CrashableDevice origin = new CrashableDevice("origin", 1 << 20, BS);
+        CrashableDevice cacheDev = new CrashableDevice("cache", 8192 + 64 * BS, BS);
+        ReadCache rc = Opener.open("rc", origin, cacheDev, lru());
+        for (int b = 0; b < 10; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        for (int pass = 0; pass < 2; pass++) {
+            for (int b = 0; b < 10; b++) {
+                assertArrayEquals(pattern(b, 1), read(rc, b));
+            }
+        }
+        assertEquals(10, stat(rc, "read_hits"));
+        assertEquals(10, stat(rc, "promotions"));
+        Map<String, String> st = rc.status();
+        assertEquals("50.00", st.get("hit_ratio"));
+        assertEquals("50.00", st.get("hit_ratio_1m"));
+        for (String k : new String[] {"read_misses", "rejections", "evictions", "invalidations", "bypassed",
+                "read_latency_us_p50", "read_latency_us_p99", "write_latency_us_p999", "policy.policy"}) {
+            assertTrue(st.containsKey(k), k + " in " + st);
+        }
+        rc.close();
+        Faulty o = new Faulty(origin);
+        Faulty c = new Faulty(cacheDev);
+        ReadCache again = Opener.open("rc", o, c, lru());
+        assertEquals(10, stat(again, "recovered_blocks"));
+        assertEquals(2, c.reads.get(), "start-up reads the superblock and the metadata, not data");
+        for (int b = 0; b < 10; b++) {
+            assertArrayEquals(pattern(b, 1), read(again, b));
+        }
+        assertEquals(10, stat(again, "read_hits"));
+        assertEquals(0, o.reads.get());
+        again.close();
+    }
+
+    @Test
+    void writesInvalidateAndDiscardAndZeroesToo() throws IOException {
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), new CrashableDevice("c", 8192 + 64 * BS, BS), lru());
+        for (int b = 0; b < 3; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        for (int b = 0; b < 3; b++) {
+            read(rc, b);
+        }
+        write(rc, 0, 2);
+        rc.writeZeroes(BS, BS, 0);
+        rc.discard(2 * BS, BS);
+        assertArrayEquals(pattern(0, 2), read(rc, 0));
+        assertArrayEquals(new byte[BS], read(rc, 1));
+        assertArrayEquals(new byte[BS], read(rc, 2)); // CrashableDevice discards to zeroes
+        assertEquals(3, stat(rc, "invalidations"));
+        assertEquals(0, stat(rc, "read_hits"));
+        rc.close();
+    }
+
+    @Test
+    void everyMetadataByteFlippedDropsItsEntryAndIsNeverServed() throws IOException {
+        CrashableDevice origin = new CrashableDevice("origin", 1 << 20, BS);
+        CrashableDevice cacheDev = new CrashableDevice("cache", 8192 + 20 * BS, BS);
+        ReadCache rc = Opener.open("rc", origin, cacheDev, lru());
+        for (int b = 0; b < 20; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        for (int b = 0; b < 20; b++) {
+            read(rc, b);
+        }
+        rc.close();
+        byte[] image = cacheDev.durableImage();
+        // the cached copies differ from the origin, so serving a wrongly kept entry would show
+        for (int b = 0; b < 20; b++) {
+            write(origin, b, 9);
+        }
+        origin.flush();
+        for (int i = Layout.META_BLOCK; i < Layout.META_BLOCK + 20 * Layout.ENTRY; i++) {
+            byte[] img = image.clone();
+            img[i] ^= (byte) (1 << (i % 8));
+            ReadCache r = Opener.open("rc", origin, CrashableDevice.ofImage("c", img, BS), lru());
+            assertEquals(1, stat(r, "recovered_dropped"), "byte " + i);
+            assertEquals(19, stat(r, "recovered_blocks"), "byte " + i);
+            int slot = (i - Layout.META_BLOCK) / Layout.ENTRY;
+            long lostBlock = slotBlock(image, slot);
+            assertEquals(-1, r.state.slotOf(lostBlock), "byte " + i);
+            r.close();
+        }
+    }
+
+    private static long slotBlock(byte[] image, int slot) {
+        return ByteBuffer.wrap(image).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(Layout.META_BLOCK + slot * Layout.ENTRY) - 1;
+    }
+
+    @Test
+    void cacheReadErrorsFallBackToTheOrigin() throws IOException {
+        Faulty c = new Faulty(new CrashableDevice("c", 8192 + 64 * BS, BS));
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), c, lru());
+        for (int b = 0; b < 5; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        for (int b = 0; b < 5; b++) {
+            read(rc, b);
+        }
+        c.failReads = true;
+        for (int b = 0; b < 5; b++) {
+            assertArrayEquals(pattern(b, 1), read(rc, b));
+        }
+        assertEquals(5, stat(rc, "cache_read_errors"));
+        rc.close();
+    }
+
+    @Test
+    void cacheWriteErrorsDisablePromotion() throws IOException {
+        Faulty c = new Faulty(new CrashableDevice("c", 8192 + 64 * BS, BS));
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), c, lru());
+        for (int b = 0; b < 5; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        c.failWrites = true;
+        assertArrayEquals(pattern(0, 1), read(rc, 0));
+        assertEquals(1, stat(rc, "cache_write_errors"));
+        assertTrue(rc.status().get("promotion").startsWith("disabled"), rc.status().get("promotion"));
+        for (int b = 1; b < 5; b++) {
+            assertArrayEquals(pattern(b, 1), read(rc, b));
+        }
+        assertEquals(1, stat(rc, "cache_write_errors"), "no promotion is tried once disabled");
+        assertEquals(0, stat(rc, "promotions"));
+        write(rc, 3, 2); // nothing cached to invalidate: the write goes on
+        assertArrayEquals(pattern(3, 2), read(rc, 3));
+        rc.close();
+    }
+
+    @Test
+    void sequentialStreamsBypass() throws IOException {
+        Opener.Options o = Opener.withTunables(Opener.withPolicy(Opener.options(TestPolicies.all()), "lru"), 64 << 10, Map.of());
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 4 << 20, BS), new CrashableDevice("c", 8192 + 512 * BS, BS), o);
+        for (int b = 0; b < 256; b++) {
+            read(rc, b);
+        }
+        assertEquals(16, stat(rc, "promotions"), "the first 64 KiB of the stream, then bypass");
+        assertEquals(240, stat(rc, "bypassed"));
+        rc.close();
+    }
+
+    @Test
+    void memoryOfIndexAndPolicyIsAtMost32BytesPerBlock() throws IOException {
+        BlockDevice big = new Sparse(1L << 30);
+        for (String p : new String[] {"wtinylfu", "lru"}) {
+            ReadCache rc = Opener.open("rc", new Sparse(8L << 30), big, Opener.withFormat(Opener.withPolicy(Opener.options(TestPolicies.all()), p), true));
+            double perBlock = Double.parseDouble(rc.status().get("heap_bytes_per_block"));
+            System.out.println("readcache index + " + p + ": " + perBlock + " B per cached block");
+            assertTrue(perBlock <= 32, p + ": " + perBlock);
+            assertFalse(perBlock < 8, "measures the arrays");
+            rc.close();
+        }
+    }
+
+    /** A large device that holds nothing: reads zeroes, drops writes (for sizing only). */
+    static final class Sparse implements BlockDevice {
+        private final long size;
+
+        Sparse(long size) {
+            this.size = size;
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        @Override
+        public int blockSize() {
+            return BS;
+        }
+
+        @Override
+        public void read(long offset, ByteBuffer dst) {
+            while (dst.hasRemaining()) {
+                dst.put((byte) 0);
+            }
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer src, int flags) {
+            src.position(src.limit());
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void discard(long offset, long length) {
+        }
+
+        @Override
+        public void writeZeroes(long offset, long length, int flags) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package dev.strata.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+import javax.inject.Inject;
+
+import org.apache.felix.service.command.CommandProcessor;
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Converter;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.osgi.framework.BundleContext;
+import org.osgi.util.tracker.ServiceTracker;
+
+import dev.strata.api.DeviceManager;
+import dev.strata.api.DeviceHandle;
+
+/** The stacking recipe of docs/readcache.md, typed into the Gogo shell: writeboost over readcache over a slow file. */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class ReadcacheShellIT {
+
+    private static final String WORK = "readcache-shell";
+
+    @Inject
+    BundleContext context;
+
+    @Inject
+    CommandProcessor processor;
+
+    @Inject
+    DeviceManager manager;
+
+    private CommandSession session;
+    private Path dir;
+
+    @Configuration
+    public Option[] config() {
+        return StrataOptions.distribution(StrataOptions.workDir(WORK));
+    }
+
+    @Before
+    public void openSession() throws Exception {
+        dir = Path.of(System.getProperty("strata.itests.work", "target/itest-work")).resolve(WORK).resolve("data").toAbsolutePath();
+        Files.createDirectories(dir);
+        ServiceTracker<Object, Object> commands = new ServiceTracker<>(context,
+                context.createFilter("(&(osgi.command.scope=dev)(osgi.command.function=create))"), null);
+        commands.open();
+        try {
+            assertNotNull("dev: commands registered", commands.waitForService(60_000));
+        } finally {
+            commands.close();
+        }
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(), new ByteArrayOutputStream());
+        Await.until("the file, readcache and writeboost target types", 60, () -> manager.targetTypes().stream()
+                .filter(t -> t.type().equals("file") || t.type().equals("readcache") || t.type().equals("writeboost")).count() == 3);
+    }
+
+    @After
+    public void closeSession() {
+        if (session != null) {
+            session.close();
+        }
+    }
+
+    private String run(String command) throws Exception {
+        Object result = session.execute(command);
+        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+    }
+
+    /** A failing command: the exception Gogo hands the launcher, whose message it prints as one line. */
+    private Exception failure(String command) {
+        try {
+            Object r = session.execute(command);
+            fail(command + " should fail, returned " + r);
+            return null;
+        } catch (Exception e) {
+            return e;
+        }
+    }
+
+    @Test
+    public void writeboostOverReadcacheRecipe() throws Exception {
+        run("dev:create slow file path=" + dir.resolve("slow.img") + " size=32M create=true");
+        run("dev:create ssd1 file path=" + dir.resolve("rc.img") + " size=4M create=true");
+        run("dev:create ssd2 file path=" + dir.resolve("wb.img") + " size=18M create=true");
+        run("dev:create rc0 readcache origin=slow cache=ssd1");
+        run("dev:create wb0 writeboost backing=rc0 cache=ssd2");
+
+        byte[] block = new byte[4096];
+        Arrays.fill(block, (byte) 7);
+        try (DeviceHandle wb = manager.open("wb0", "itest:readcache-shell")) {
+            for (int b = 0; b < 64; b++) {
+                wb.write(b * 4096L, ByteBuffer.wrap(block), 0);
+            }
+            wb.flush();
+        }
+        run("dev:message wb0 writeback all");
+        Await.until("wb0 written back", 120, () -> "0".equals(status("wb0").get("dirty_blocks")), () -> status("wb0").toString());
+        try (DeviceHandle rc = manager.open("rc0", "itest:readcache-shell-read")) {
+            for (int pass = 0; pass < 2; pass++) {
+                for (int b = 0; b < 64; b++) {
+                    ByteBuffer got = ByteBuffer.allocate(4096);
+                    rc.read(b * 4096L, got);
+                    assertTrue("block " + b, Arrays.equals(block, got.array()));
+                }
+            }
+        }
+        assertTrue(status("rc0").toString(), Long.parseLong(status("rc0").get("read_hits")) >= 64);
+
+        run("dev:message rc0 policy nhit");
+        assertEquals("nhit", status("rc0").get("policy"));
+        Exception unknown = failure("dev:message rc0 policy arc");
+        assertOneLineUserError(unknown);
+        assertTrue(unknown.getMessage(), unknown.getMessage().contains("installed: lru, nhit, wtinylfu"));
+        assertTrue(run("dev:status rc0"), run("dev:status rc0").contains("hit_ratio"));
+
+        run("dev:remove wb0");
+        run("dev:remove rc0");
+        run("dev:remove ssd2");
+        run("dev:remove ssd1");
+        run("dev:remove slow");
+    }
+
+    private java.util.Map<String, String> status(String device) {
+        try {
+            return manager.status(device);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void assertOneLineUserError(Exception e) {
+        assertTrue("a user mistake is an IllegalArgumentException (InvalidArgumentException): " + e, e instanceof IllegalArgumentException);
+        String m = e.getMessage();
+        assertNotNull(m);
+        assertFalse("one line: " + m, m.contains("\n"));
+        assertFalse(m.isBlank());
+    }
+}

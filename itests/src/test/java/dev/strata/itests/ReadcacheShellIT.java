@@ -115,6 +115,15 @@ public class ReadcacheShellIT {
         }
         run("dev:message wb0 writeback all");
         Await.until("wb0 written back", 120, () -> "0".equals(status("wb0").get("dirty_blocks")), () -> status("wb0").toString());
+        // rc0 is wb0's backing device, held exclusively: it cannot be opened directly while wb0
+        // stands on it. wb0 is clean now, so it may be removed; then rc0 is read directly.
+        try {
+            manager.open("rc0", "itest:readcache-shell-read").close();
+            fail("rc0 is held exclusively by wb0 and must not be opened directly");
+        } catch (dev.strata.api.InvalidArgumentException expected) {
+            assertTrue(expected.getMessage(), expected.getMessage().contains("held exclusively by wb0"));
+        }
+        run("dev:remove wb0");
         try (DeviceHandle rc = manager.open("rc0", "itest:readcache-shell-read")) {
             for (int pass = 0; pass < 2; pass++) {
                 for (int b = 0; b < 64; b++) {
@@ -133,7 +142,6 @@ public class ReadcacheShellIT {
         assertTrue(unknown.getMessage(), unknown.getMessage().contains("installed: lru, nhit, wtinylfu"));
         assertTrue(run("dev:status rc0"), run("dev:status rc0").contains("hit_ratio"));
 
-        run("dev:remove wb0");
         run("dev:remove rc0");
         run("dev:remove ssd2");
         run("dev:remove ssd1");

@@ -84,7 +84,7 @@ public final class PemFiles {
     private static InvalidArgumentException unsupported(Path file, String what) {
         return new InvalidArgumentException("TLS: " + file + " is " + what + ", which is not supported; convert it"
                 + " to an unencrypted PKCS#8 key: openssl pkcs8 -topk8 -nocrypt -in " + file.getFileName()
-                + " -out key.pem (or certtool --to-p8 --password '' --empty-password --load-privkey "
+                + " -out key.pem (or certtool --to-p8 --password '' --load-privkey "
                 + file.getFileName() + ")");
     }
 

@@ -18,8 +18,12 @@ import javax.net.ssl.TrustManagerFactory;
  * @param client      what a client needs to trust the server: ca-cert.pem
  * @param wrongCa     a client directory whose ca-cert.pem is another CA
  * @param selfSigned  server credentials with a self-signed certificate (its ca-cert.pem is itself)
+ * @param alice       a client directory with a client certificate CN=alice signed by the CA
+ * @param mallory     the same for CN=mallory
+ * @param strangerAlice  a client certificate CN=alice signed by the unrelated CA
  */
-public record Certs(Path server, Path client, Path wrongCa, Path selfSigned) {
+public record Certs(Path server, Path client, Path wrongCa, Path selfSigned, Path alice, Path mallory,
+        Path strangerAlice) {
 
     public static Certs make(Path dir) throws IOException, InterruptedException {
         Tools.require("certtool", "gnutls-bin");
@@ -52,7 +56,24 @@ public record Certs(Path server, Path client, Path wrongCa, Path selfSigned) {
                 selfSigned.resolve("server-key.pem").toString(), "--template", serverInfo.toString(), "--outfile",
                 selfSigned.resolve("server-cert.pem").toString());
         Files.copy(selfSigned.resolve("server-cert.pem"), selfSigned.resolve("ca-cert.pem"));
-        return new Certs(server, client, wrongCa, selfSigned);
+        Path alice = clientCert(dir, work, "alice", "ca");
+        Path mallory = clientCert(dir, work, "mallory", "ca");
+        Path stranger = clientCert(dir, work, "alice", "other-ca");
+        return new Certs(server, client, wrongCa, selfSigned, alice, mallory, stranger);
+    }
+
+    /** libnbd's client layout: ca-cert.pem (the server's CA), client-cert.pem, client-key.pem. */
+    private static Path clientCert(Path dir, Path work, String cn, String signer)
+            throws IOException, InterruptedException {
+        Path d = Files.createDirectories(dir.resolve(cn + "-by-" + signer));
+        Files.copy(work.resolve("ca-cert.pem"), d.resolve("ca-cert.pem"));
+        key(d.resolve("client-key.pem"));
+        Path info = Files.writeString(work.resolve(cn + "-" + signer + ".info"),
+                "cn = " + cn + "\norganization = Strata tests\ntls_www_client\nencryption_key\nsigning_key\nexpiration_days = 2\n");
+        Tools.ok(work, "certtool", "--generate-certificate", "--load-ca-certificate", signer + "-cert.pem",
+                "--load-ca-privkey", signer + "-key.pem", "--load-privkey", d.resolve("client-key.pem").toString(),
+                "--template", info.toString(), "--outfile", d.resolve("client-cert.pem").toString());
+        return d;
     }
 
     /** A JSSE client context trusting {@code dir/ca-cert.pem}. */

@@ -160,7 +160,13 @@ final class Connection {
             @Override
             public ByteChannel startTls() throws IOException {
                 TlsChannel t = TlsChannel.serverHandshake(channel, listener.tls.credentials().context(),
-                        new TlsOptions(false));
+                        new TlsOptions(listener.tls.verifyPeer()));
+                try {
+                    listener.tls.allow().check(t.session());
+                } catch (IOException e) {
+                    LOG.info("{}: {}; dropping the connection", id, e.getMessage());
+                    throw e;
+                }
                 LOG.debug("{}: TLS {} established", id, t.protocol());
                 return t;
             }

@@ -56,6 +56,11 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         return new TlsChannel(raw, s);
     }
 
+    /** The finished handshake's session (peer certificates, protocol). */
+    public javax.net.ssl.SSLSession session() {
+        return ssl.getSession();
+    }
+
     /** The negotiated protocol, e.g. TLSv1.3. */
     public String protocol() {
         return ssl.getSession().getProtocol();

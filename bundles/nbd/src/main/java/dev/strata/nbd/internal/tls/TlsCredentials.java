@@ -10,6 +10,7 @@ import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A server's X.509 credentials from a directory laid out as qemu and libnbd expect:
@@ -26,10 +27,18 @@ public final class TlsCredentials {
     private final SSLContext context;
     private final X509Certificate certificate;
 
-    private TlsCredentials(Path dir, SSLContext context, X509Certificate certificate) {
+    private final boolean canVerifyClients;
+
+    private TlsCredentials(Path dir, SSLContext context, X509Certificate certificate, boolean canVerifyClients) {
         this.dir = dir;
         this.context = context;
         this.certificate = certificate;
+        this.canVerifyClients = canVerifyClients;
+    }
+
+    /** Whether ca-cert.pem was there, so client certificates can be verified. */
+    public boolean canVerifyClients() {
+        return canVerifyClients;
     }
 
     /**
@@ -55,9 +64,22 @@ public final class TlsCredentials {
             ks.setKeyEntry("server", key, pw, chain.toArray(X509Certificate[]::new));
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(ks, pw);
+            javax.net.ssl.TrustManager[] trust = null;
+            Path ca = dir.resolve(CA_CERT);
+            if (Files.exists(ca)) {
+                KeyStore ts = KeyStore.getInstance("PKCS12");
+                ts.load(null, null);
+                int i = 0;
+                for (X509Certificate c : PemFiles.certificates(ca)) {
+                    ts.setCertificateEntry("ca" + i++, c);
+                }
+                TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(ts);
+                trust = tmf.getTrustManagers();
+            }
             SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(kmf.getKeyManagers(), null, null);
-            return new TlsCredentials(dir, ctx, chain.get(0));
+            ctx.init(kmf.getKeyManagers(), trust, null);
+            return new TlsCredentials(dir, ctx, chain.get(0), trust != null);
         } catch (GeneralSecurityException | java.io.IOException e) {
             throw new InvalidArgumentException("TLS: the credentials in " + dir + " cannot be used: " + e.getMessage());
         }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.protocol.Nbd;
 import dev.strata.nbd.internal.session.TlsMode;
+import dev.strata.nbd.internal.tls.ClientAllowList;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import dev.strata.nbd.internal.tls.TlsCredentials;
 import dev.strata.nbd.testing.Certs;
@@ -22,6 +23,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,9 +58,12 @@ class TlsServerTest {
     }
 
     private int serve(TlsMode mode, Path creds) throws IOException {
+        return serve(new TlsConfig(mode, creds == null ? null : TlsCredentials.load(creds)));
+    }
+
+    private int serve(TlsConfig tls) throws IOException {
         server = new NbdServer();
         device = new MemoryDevice(SIZE);
-        TlsConfig tls = new TlsConfig(mode, creds == null ? null : TlsCredentials.load(creds));
         return server.addExport("disk", "TLS test disk", device, new InetSocketAddress("127.0.0.1", 0), false, tls)
                 .port();
     }
@@ -138,6 +143,40 @@ class TlsServerTest {
         stop();
         int good = serve(TlsMode.REQUIRE, certs.server());
         Tools.ok(tmp, "nbdinfo", tlsUri(good, certs.client()));
+    }
+
+    @Test
+    void verifyPeerWithAnAllowListAdmitsOnlyListedClientsTheCaSigned() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,
+                new ClientAllowList(List.of("CN=alice"))));
+        String size = Tools.ok(tmp, "nbdinfo", "--size", tlsUri(port, certs.alice()));
+        assertEquals(Long.toString(SIZE), size.trim());
+        for (Path refused : List.of(certs.mallory(), certs.strangerAlice(), certs.client())) {
+            Tools.Result r = Tools.run(tmp, "nbdinfo", "--size", tlsUri(port, refused));
+            assertNotEquals(0, r.exit(), refused.getFileName() + " must be refused: " + r.output());
+        }
+    }
+
+    @Test
+    void verifyPeerWithoutAllowListAdmitsAnyClientTheCaSigned() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true, null));
+        Tools.ok(tmp, "nbdinfo", "--size", tlsUri(port, certs.alice()));
+        Tools.ok(tmp, "nbdinfo", "--size", tlsUri(port, certs.mallory()));
+        for (Path refused : List.of(certs.strangerAlice(), certs.client())) {
+            Tools.Result r = Tools.run(tmp, "nbdinfo", "--size", tlsUri(port, refused));
+            assertNotEquals(0, r.exit(), refused.getFileName() + " must be refused: " + r.output());
+        }
+    }
+
+    @Test
+    void allowListEntriesAreCheckedWhenTheExportStarts() {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> new ClientAllowList(List.of("alice")));
+        assertTrue(e.getMessage().contains("write CN=client-name"), e.getMessage());
+        e = assertThrows(InvalidArgumentException.class, () -> new TlsConfig(TlsMode.OFF, null, true, null));
+        assertTrue(e.getMessage().contains("need --tls=require"), e.getMessage());
     }
 
     @Test

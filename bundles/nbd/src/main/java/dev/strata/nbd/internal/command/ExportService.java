@@ -6,6 +6,7 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.internal.session.TlsMode;
+import dev.strata.nbd.internal.tls.ClientAllowList;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import dev.strata.nbd.internal.tls.TlsCredentials;
 import java.io.IOException;
@@ -80,18 +81,26 @@ public final class ExportService implements AutoCloseable {
      *         port in use; nothing is started or stored
      */
     public Export export(String device, String name, String bind, int port, boolean readOnly) throws IOException {
-        return export(device, name, bind, port, readOnly, TlsMode.OFF, null);
+        return export(device, name, bind, port, readOnly, TlsMode.OFF, null, false, null);
+    }
+
+    /** As below, without client certificates. */
+    public Export export(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, false, null);
     }
 
     /**
-     * As above, with TLS ({@code tlsCreds}: the credentials directory, needed unless TLS is off).
+     * As above, with TLS ({@code tlsCreds}: the credentials directory, needed unless TLS is off;
+     * {@code allow}: client subjects separated by {@code ;}, which implies {@code verifyPeer}).
      *
      * @throws InvalidArgumentException also for unusable credentials
      */
     public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
-            TlsMode tls, String tlsCreds) throws IOException {
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
-        ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds);
+        ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
+                verifyPeer, allow);
         InetAddress address = resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
@@ -236,7 +245,8 @@ public final class ExportService implements AutoCloseable {
 
     private void start(Entry e, InetAddress address) throws IOException {
         TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
-                : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())));
+                : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
+                        new ClientAllowList(e.spec.allowList()));
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
             e.export = server.addExport(e.spec.name(), "device " + e.spec.device(), h,

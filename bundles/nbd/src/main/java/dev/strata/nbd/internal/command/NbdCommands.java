@@ -31,9 +31,13 @@ public class NbdCommands {
             @Parameter(names = "--tls", absentValue = "off") String tls,
             @Descriptor("directory with server-cert.pem and server-key.pem (and ca-cert.pem), as qemu-nbd uses")
             @Parameter(names = "--tls-creds", absentValue = "") String tlsCreds,
+            @Descriptor("clients must present a certificate signed by ca-cert.pem")
+            @Parameter(names = "--tls-verify-peer", presentValue = "true", absentValue = "false") boolean verifyPeer,
+            @Descriptor("client certificate subjects let in, separated by ';' (e.g. CN=host1;CN=host2); implies --tls-verify-peer")
+            @Parameter(names = "--allow", absentValue = "") String allow,
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
-        Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds);
+        Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow);
         return "exported " + device + " as " + (mode == TlsMode.REQUIRE ? "nbds://" : "nbd://")
                 + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
                 + (readOnly ? " (read-only)" : "") + (mode == TlsMode.ON ? " (TLS offered: nbds:// works too)" : "");

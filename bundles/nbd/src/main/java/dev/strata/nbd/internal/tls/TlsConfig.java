@@ -32,11 +32,12 @@ public record TlsConfig(TlsMode mode, TlsCredentials credentials, boolean verify
             throw new InvalidArgumentException("nbd export: --tls=" + mode.text()
                     + " needs --tls-creds DIR (a directory with server-cert.pem and server-key.pem)");
         }
+        if (verifyPeer && mode != TlsMode.REQUIRE) {
+            // with ON a plaintext client would walk around the client check
+            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require");
+        }
         if (mode == TlsMode.OFF) {
             credentials = null;
-            if (verifyPeer) {
-                throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require (or on)");
-            }
         }
         if (verifyPeer && !credentials.canVerifyClients()) {
             throw new InvalidArgumentException("nbd export: --tls-verify-peer needs the CA that signs client certificates"

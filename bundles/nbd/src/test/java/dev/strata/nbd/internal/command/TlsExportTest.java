@@ -19,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Hashtable;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -104,6 +105,34 @@ class TlsExportTest {
         assertTrue(server.exports().isEmpty());
         assertFalse(devices.holders.containsKey("nbd:disk0"), "the device is not held");
         ExportServiceTest.assertNothingListens(port);
+    }
+
+    @Test
+    void allowListFromTheCommandIsStoredAndEnforced() throws Exception {
+        int port = ExportServiceTest.freePort();
+        service.export("disk0", "", null, port, false, TlsMode.REQUIRE, certs.server().toString(), false,
+                "CN=alice; CN=bob");
+        ExportSpec spec = stored.values().iterator().next();
+        assertEquals(List.of("CN=alice", "CN=bob"), spec.allowList());
+        assertEquals(spec, ExportSpec.fromProperties(spec.toProperties()));
+        Tools.require("nbdinfo", "libnbd-bin");
+        Tools.ok(dir, "nbdinfo", "--size", "nbds://127.0.0.1:" + port + "/disk0?tls-certificates=" + certs.alice());
+        Tools.Result r = Tools.run(dir, "nbdinfo", "--size",
+                "nbds://127.0.0.1:" + port + "/disk0?tls-certificates=" + certs.mallory());
+        assertTrue(r.exit() != 0, "mallory is not on the allow-list: " + r.output());
+    }
+
+    @Test
+    void clientChecksNeedRequireAndAValidList() throws Exception {
+        int port = ExportServiceTest.freePort();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "",
+                null, port, false, TlsMode.ON, certs.server().toString(), true, ""));
+        assertTrue(e.getMessage().contains("need --tls=require"), e.getMessage());
+        e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, port, false,
+                TlsMode.REQUIRE, certs.server().toString(), false, "alice"));
+        assertTrue(e.getMessage().contains("write CN=client-name"), e.getMessage());
+        assertTrue(stored.isEmpty());
+        assertFalse(devices.holders.containsKey("nbd:disk0"));
     }
 
     @Test

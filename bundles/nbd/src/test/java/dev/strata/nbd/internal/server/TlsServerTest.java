@@ -267,6 +267,21 @@ class TlsServerTest {
     }
 
     @Test
+    void aClientThatStallsAfterStartTlsIsDropped() throws Exception {
+        server = new NbdServer(new NbdServer.Settings(16, 500, 64 * 1024, 64L << 20));
+        device = new MemoryDevice(SIZE);
+        int port = server.addExport("disk", "", device, new InetSocketAddress("127.0.0.1", 0), false,
+                new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()))).port();
+        try (RawClient stalled = new RawClient(new InetSocketAddress("127.0.0.1", port))) {
+            stalled.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+            stalled.option(Nbd.OPT_STARTTLS, new byte[0]);
+            RawClient.expect(stalled.optReply(), Nbd.REP_ACK);
+            // no ClientHello follows: the negotiation deadline (500 ms here) must drop it
+            assertTrue(stalled.closedByServer(), "a stalled TLS handshake is dropped");
+        }
+    }
+
+    @Test
     void exportsSharingAPortShareItsTlsSetting() throws Exception {
         int port = serve(TlsMode.REQUIRE, certs.server());
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> server.addExport("plain", "",

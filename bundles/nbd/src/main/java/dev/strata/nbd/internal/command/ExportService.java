@@ -237,10 +237,20 @@ public final class ExportService implements AutoCloseable {
 
     /** Security default written down in docs/nbd.md: beyond loopback, say so when TLS is not required. */
     private static void warnIfOpen(ExportSpec spec, InetAddress address) {
-        if (!address.isLoopbackAddress() && spec.tls() != TlsMode.REQUIRE) {
-            LOG.warn("export '{}' on {} is reachable beyond this machine without --tls=require: anyone who can"
-                    + " connect can read and write it in plaintext", spec.name(), spec.bind());
+        String w = openWarning(spec, address);
+        if (w != null) {
+            LOG.warn(w);
         }
+    }
+
+    /** The start-up warning for an export reachable beyond loopback without required TLS; null if none. */
+    static String openWarning(ExportSpec spec, InetAddress address) {
+        if (address.isLoopbackAddress() || spec.tls() == TlsMode.REQUIRE) {
+            return null;
+        }
+        return "export '" + spec.name() + "' on " + spec.bind() + " is reachable beyond this machine without"
+                + " --tls=require: anyone who can connect can read " + (spec.readOnly() ? "it" : "and write it")
+                + (spec.tls() == TlsMode.ON ? " without TLS" : " in plaintext");
     }
 
     private void start(Entry e, InetAddress address) throws IOException {

@@ -136,6 +136,20 @@ class TlsExportTest {
     }
 
     @Test
+    void nonLoopbackExportWithoutRequiredTlsIsWarnedAbout() throws Exception {
+        java.net.InetAddress lan = java.net.InetAddress.getByName("192.0.2.10");
+        java.net.InetAddress lo = java.net.InetAddress.getByName("127.0.0.1");
+        String c = certs.server().toString();
+        String w = ExportService.openWarning(new ExportSpec("d", "d", "192.0.2.10", 10809, false), lan);
+        assertTrue(w != null && w.contains("without --tls=require") && w.contains("in plaintext"), w);
+        w = ExportService.openWarning(new ExportSpec("d", "d", "192.0.2.10", 10809, false, TlsMode.ON, c, false, ""), lan);
+        assertTrue(w != null && w.contains("without TLS"), w);
+        assertEquals(null, ExportService.openWarning(
+                new ExportSpec("d", "d", "192.0.2.10", 10809, false, TlsMode.REQUIRE, c, false, ""), lan));
+        assertEquals(null, ExportService.openWarning(new ExportSpec("d", "d", "127.0.0.1", 10809, false), lo));
+    }
+
+    @Test
     void storedConfigurationWithoutTlsKeysIsPlaintext() {
         Hashtable<String, Object> p = new Hashtable<>();
         p.put("device", "disk0");

@@ -17,11 +17,34 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RawClient implements Closeable {
     public final SocketChannel ch;
+    /** The TLS socket after {@link #startTls}; null in plaintext. */
+    private javax.net.ssl.SSLSocket tls;
 
     public RawClient(InetSocketAddress address) throws IOException {
         ch = SocketChannel.open(address);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         ch.socket().setSoTimeout(30_000);
+    }
+
+    /**
+     * Runs a TLS client handshake on the connection (after the server acknowledged STARTTLS);
+     * every later read and write is encrypted.
+     */
+    public void startTls(javax.net.ssl.SSLContext context) throws IOException {
+        javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) context.getSocketFactory().createSocket(ch.socket(),
+                "localhost", ch.socket().getPort(), true);
+        s.setUseClientMode(true);
+        s.startHandshake();
+        tls = s;
+    }
+
+    /** The negotiated TLS protocol, or null in plaintext. */
+    public String tlsProtocol() {
+        return tls == null ? null : tls.getSession().getProtocol();
+    }
+
+    private java.io.InputStream in() throws IOException {
+        return tls != null ? tls.getInputStream() : ch.socket().getInputStream();
     }
 
     /** Reads the greeting and sends client flags. Returns the handshake flags. */
@@ -88,6 +111,11 @@ public final class RawClient implements Closeable {
     /** Negotiates with GO (optionally structured replies and base:allocation). Returns the export size. */
     public long go(String name, boolean structured, boolean baseAllocation) throws IOException {
         greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+        return goAfterGreeting(name, structured, baseAllocation);
+    }
+
+    /** As {@link #go} on a connection that has greeted already (e.g. after STARTTLS). */
+    public long goAfterGreeting(String name, boolean structured, boolean baseAllocation) throws IOException {
         if (structured) {
             option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]);
             expect(optReply(), Nbd.REP_ACK);
@@ -180,7 +208,7 @@ public final class RawClient implements Closeable {
     public ByteBuffer read(int n) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(n);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        var in = ch.socket().getInputStream();
+        var in = in();
         while (b.hasRemaining()) {
             int r = in.read(b.array(), b.position(), b.remaining());
             if (r < 0) {
@@ -195,6 +223,13 @@ public final class RawClient implements Closeable {
     }
 
     public void send(ByteBuffer b) throws IOException {
+        if (tls != null) {
+            byte[] a = new byte[b.remaining()];
+            b.get(a);
+            tls.getOutputStream().write(a);
+            tls.getOutputStream().flush();
+            return;
+        }
         while (b.hasRemaining()) {
             ch.write(b);
         }
@@ -203,7 +238,7 @@ public final class RawClient implements Closeable {
     /** True if the server closes the connection (EOF or reset) within 30 s. */
     public boolean closedByServer() {
         try {
-            var in = ch.socket().getInputStream();
+            var in = in();
             byte[] buf = new byte[65536];
             while (true) {
                 if (in.read(buf) < 0) {

@@ -5,10 +5,15 @@ import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
+import dev.strata.nbd.internal.session.TlsMode;
+import dev.strata.nbd.internal.tls.ClientAllowList;
+import dev.strata.nbd.internal.tls.TlsConfig;
+import dev.strata.nbd.internal.tls.TlsCredentials;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,10 +80,27 @@ public final class ExportService implements AutoCloseable {
      * @throws InvalidArgumentException unknown device, name taken, bad or non-loopback address,
      *         port in use; nothing is started or stored
      */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly)
-            throws IOException {
+    public Export export(String device, String name, String bind, int port, boolean readOnly) throws IOException {
+        return export(device, name, bind, port, readOnly, TlsMode.OFF, null, false, null);
+    }
+
+    /** As below, without client certificates. */
+    public Export export(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, false, null);
+    }
+
+    /**
+     * As above, with TLS ({@code tlsCreds}: the credentials directory, needed unless TLS is off;
+     * {@code allow}: client subjects separated by {@code ;}, which implies {@code verifyPeer}).
+     *
+     * @throws InvalidArgumentException also for unusable credentials
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
-        ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly);
+        ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
+                verifyPeer, allow);
         InetAddress address = resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
@@ -100,8 +122,9 @@ public final class ExportService implements AutoCloseable {
             throw new IOException("nbd:export: cannot store the export: " + ex.getMessage(), ex);
         }
         byName.put(spec.name(), e);
-        LOG.info("exported device '{}' as '{}' on {}:{}{}", spec.device(), spec.name(), spec.bind(), e.export.port(),
-                spec.readOnly() ? " (read-only)" : "");
+        LOG.info("exported device '{}' as '{}' on {}:{}{}{}", spec.device(), spec.name(), spec.bind(), e.export.port(),
+                spec.readOnly() ? " (read-only)" : "", spec.tls() == TlsMode.OFF ? "" : " (TLS " + spec.tls().text() + ")");
+        warnIfOpen(spec, address);
         return e.export;
     }
 
@@ -169,6 +192,7 @@ public final class ExportService implements AutoCloseable {
             m.put("device", e.spec.device());
             m.put("address", e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
             m.put("readonly", Boolean.toString(e.spec.readOnly()));
+            m.put("tls", e.spec.tls().text());
             m.put("state", e.export != null ? "serving" : "waiting: " + e.problem);
             m.put("connections", Integer.toString(e.export != null ? e.export.connectionCount() : 0));
             m.put("bytes_read", Long.toString(e.export != null ? e.export.bytesRead() : 0));
@@ -196,8 +220,10 @@ public final class ExportService implements AutoCloseable {
                 e.problem = "device '" + e.spec.device() + "' does not exist yet";
                 return;
             }
-            start(e, resolve(e.spec.bind()));
+            InetAddress address = resolve(e.spec.bind());
+            start(e, address);
             e.problem = "";
+            warnIfOpen(e.spec, address);
             LOG.info("exported device '{}' as '{}' on {}:{}", e.spec.device(), e.spec.name(), e.spec.bind(),
                     e.export.port());
         } catch (IOException | RuntimeException ex) {
@@ -209,11 +235,32 @@ public final class ExportService implements AutoCloseable {
         }
     }
 
+    /** Security default written down in docs/nbd.md: beyond loopback, say so when TLS is not required. */
+    private static void warnIfOpen(ExportSpec spec, InetAddress address) {
+        String w = openWarning(spec, address);
+        if (w != null) {
+            LOG.warn(w);
+        }
+    }
+
+    /** The start-up warning for an export reachable beyond loopback without required TLS; null if none. */
+    static String openWarning(ExportSpec spec, InetAddress address) {
+        if (address.isLoopbackAddress() || spec.tls() == TlsMode.REQUIRE) {
+            return null;
+        }
+        return "export '" + spec.name() + "' on " + spec.bind() + " is reachable beyond this machine without"
+                + " --tls=require: anyone who can connect can read " + (spec.readOnly() ? "it" : "and write it")
+                + (spec.tls() == TlsMode.ON ? " without TLS" : " in plaintext");
+    }
+
     private void start(Entry e, InetAddress address) throws IOException {
+        TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
+                : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
+                        new ClientAllowList(e.spec.allowList()));
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
             e.export = server.addExport(e.spec.name(), "device " + e.spec.device(), h,
-                    new InetSocketAddress(address, e.spec.port()), e.spec.readOnly());
+                    new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls);
             e.handle = h;
         } catch (IOException | RuntimeException ex) {
             h.close();

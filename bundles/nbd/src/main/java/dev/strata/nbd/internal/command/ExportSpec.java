@@ -1,6 +1,7 @@
 package dev.strata.nbd.internal.command;
 
 import dev.strata.api.InvalidArgumentException;
+import dev.strata.nbd.internal.session.TlsMode;
 import java.util.Dictionary;
 import java.util.Hashtable;
 import java.util.LinkedHashMap;
@@ -9,12 +10,24 @@ import java.util.Map;
 /**
  * One export's settings, as given to {@code nbd:export} or stored in a configuration with
  * factory PID {@value #FACTORY_PID} (properties {@code device}, {@code name}, {@code bind},
- * {@code port}, {@code readonly}).
+ * {@code port}, {@code readonly}, {@code tls} = off|on|require, {@code tls-creds} = a directory,
+ * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;}).
  */
-public record ExportSpec(String device, String name, String bind, int port, boolean readOnly) {
+public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+        String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
+
+    /** A plaintext export. */
+    public ExportSpec(String device, String name, String bind, int port, boolean readOnly) {
+        this(device, name, bind, port, readOnly, TlsMode.OFF, "", false, "");
+    }
+
+    /** The client subjects in {@link #tlsAllow}. */
+    public java.util.List<String> allowList() {
+        return java.util.Arrays.stream(tlsAllow.split(";")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+    }
 
     public ExportSpec {
         if (device == null || device.isBlank()) {
@@ -32,6 +45,23 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         if (port < 1 || port > 65535) {
             throw new InvalidArgumentException("nbd export: port " + port + " is out of range; use 1 to 65535");
         }
+        if (tls == null) {
+            tls = TlsMode.OFF;
+        }
+        tlsCreds = tlsCreds == null ? "" : tlsCreds.trim();
+        if (tls != TlsMode.OFF && tlsCreds.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: --tls=" + tls.text() + " needs --tls-creds DIR, a directory"
+                    + " with server-cert.pem and server-key.pem (docs/nbd.md, TLS, shows how to make them)");
+        }
+        tlsAllow = tlsAllow == null ? "" : tlsAllow.trim();
+        if (tls != TlsMode.REQUIRE && (tlsVerifyPeer || !tlsAllow.isEmpty())) {
+            // with --tls=on a plaintext client would walk around the client check
+            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require");
+        }
+        if (tls == TlsMode.OFF && !tlsCreds.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: --tls-creds is given but TLS is off; add --tls=require"
+                    + " (or --tls=on to allow plaintext clients too)");
+        }
     }
 
     /** Reads a stored configuration (values may be strings, as FileInstall writes them). */
@@ -48,8 +78,15 @@ public record ExportSpec(String device, String name, String bind, int port, bool
             throw new InvalidArgumentException("nbd export: port=" + port + " is not a number");
         }
         boolean readOnly = ro != null && (ro instanceof Boolean b ? b : Boolean.parseBoolean(ro.toString().trim()));
+        Object tls = props.get("tls");
+        Object creds = props.get("tls-creds");
+        Object verify = props.get("tls-verify-peer");
+        Object allow = props.get("tls-allow");
         return new ExportSpec(device == null ? null : device.toString(), name == null ? null : name.toString(),
-                bind == null ? null : bind.toString(), p, readOnly);
+                bind == null ? null : bind.toString(), p, readOnly, TlsMode.parse(tls == null ? null : tls.toString()),
+                creds == null ? null : creds.toString(),
+                verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
+                allow == null ? null : allow.toString());
     }
 
     public Dictionary<String, Object> toProperties() {
@@ -59,6 +96,10 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("bind", bind);
         t.put("port", port);
         t.put("readonly", readOnly);
+        t.put("tls", tls.text());
+        t.put("tls-creds", tlsCreds);
+        t.put("tls-verify-peer", tlsVerifyPeer);
+        t.put("tls-allow", tlsAllow);
         return t;
     }
 
@@ -69,6 +110,10 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("bind", bind);
         m.put("port", Integer.toString(port));
         m.put("readonly", Boolean.toString(readOnly));
+        m.put("tls", tls.text());
+        m.put("tls-creds", tlsCreds);
+        m.put("tls-verify-peer", Boolean.toString(tlsVerifyPeer));
+        m.put("tls-allow", tlsAllow);
         return m;
     }
 }

@@ -1,6 +1,7 @@
 package dev.strata.nbd.internal.command;
 
 import dev.strata.nbd.internal.server.Export;
+import dev.strata.nbd.internal.session.TlsMode;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -26,16 +27,27 @@ public class NbdCommands {
             @Parameter(names = "--port", absentValue = "10809") int port,
             @Descriptor("refuse writes") @Parameter(names = "--readonly", presentValue = "true", absentValue = "false")
             boolean readOnly,
+            @Descriptor("TLS: off (default), on (STARTTLS offered) or require (no option answered before TLS)")
+            @Parameter(names = "--tls", absentValue = "off") String tls,
+            @Descriptor("directory with server-cert.pem and server-key.pem (and ca-cert.pem), as qemu-nbd uses")
+            @Parameter(names = "--tls-creds", absentValue = "") String tlsCreds,
+            @Descriptor("clients must present a certificate signed by ca-cert.pem")
+            @Parameter(names = "--tls-verify-peer", presentValue = "true", absentValue = "false") boolean verifyPeer,
+            @Descriptor("client certificate subjects let in, separated by ';' (e.g. CN=host1;CN=host2); implies --tls-verify-peer")
+            @Parameter(names = "--allow", absentValue = "") String allow,
             @Descriptor("the device to export") String device) throws IOException {
-        Export e = nbd.exports().export(device, name, bind, port, readOnly);
-        return "exported " + device + " as nbd://" + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
-                + (readOnly ? " (read-only)" : "");
+        TlsMode mode = TlsMode.parse(tls);
+        Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow);
+        return "exported " + device + " as " + (mode == TlsMode.REQUIRE ? "nbds://" : "nbd://")
+                + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
+                + (readOnly ? " (read-only)" : "") + (mode == TlsMode.ON ? " (TLS offered: nbds:// works too)" : "");
     }
 
     @Descriptor("list NBD exports with their connections and bytes served")
     public String exports() {
         return Render.table(nbd.exports().status(),
-                List.of("name", "device", "address", "readonly", "state", "connections", "bytes_read", "bytes_written"));
+                List.of("name", "device", "address", "readonly", "tls", "state", "connections", "bytes_read",
+                        "bytes_written"));
     }
 
     @Descriptor("stop exporting and forget an export")

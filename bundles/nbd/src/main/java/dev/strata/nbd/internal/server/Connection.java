@@ -7,8 +7,14 @@ import dev.strata.nbd.internal.protocol.ReplyCodec;
 import dev.strata.nbd.internal.protocol.Request;
 import dev.strata.nbd.internal.session.Negotiated;
 import dev.strata.nbd.internal.session.ServerHandshake;
+import dev.strata.nbd.internal.session.TlsMode;
+import dev.strata.nbd.internal.session.TlsUpgrade;
+import dev.strata.nbd.internal.tls.TlsChannel;
+import dev.strata.nbd.internal.tls.TlsOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
@@ -31,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * (up to the limit), so a queue-depth-1 client costs one thread and a deep queue gets many.
  * The last worker to leave closes the socket; nothing else closes it except {@link #close()}.
  *
+ * <p>With TLS the socket stays the thing that is closed (that also stops a TLS read or write
+ * blocked on it); reads and writes go through {@link #transport}, the TLS channel once
+ * STARTTLS succeeded.
+ *
  * <p>A client's bad input (bad magic, truncated header or payload) drops only this connection:
  * requests already running finish against the device; their replies are discarded.
  */
@@ -39,6 +49,10 @@ final class Connection {
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final SocketChannel channel;
+    /** What requests are read from and replies written to: the socket, or the TLS channel over it. */
+    private volatile ByteChannel transport;
+    /** The same channel as {@link #transport}, for gathering writes of replies. */
+    private volatile GatheringByteChannel replyOut;
     private final Listener listener;
     private final NbdServer server;
     private final String id;
@@ -54,6 +68,8 @@ final class Connection {
 
     Connection(SocketChannel channel, Listener listener, NbdServer server) {
         this.channel = channel;
+        this.transport = channel;
+        this.replyOut = channel;
         this.listener = listener;
         this.server = server;
         this.id = "nbd-" + IDS.incrementAndGet();
@@ -92,8 +108,11 @@ final class Connection {
                 close();
             }, server.settings.handshakeTimeoutMillis(), TimeUnit.MILLISECONDS);
             Negotiated n;
+            ServerHandshake handshake = new ServerHandshake(channel, listener, tlsUpgrade());
             try {
-                n = new ServerHandshake(channel, listener).run();
+                n = handshake.run();
+                transport = handshake.channel();
+                replyOut = (GatheringByteChannel) transport; // the socket or a TlsChannel: both gather
             } catch (IOException e) {
                 LOG.debug("{}: negotiation failed: {}", id, e.toString());
                 n = null;
@@ -113,7 +132,7 @@ final class Connection {
             structured = n.structuredReplies();
             exec = new RequestExecutor(e.device(), e.readOnly(), structured, n.baseAllocation(), server.pool,
                     e.counters, e.rmwLock);
-            input = new SocketInput(channel, server.settings.inputBuffer());
+            input = new SocketInput(transport, server.settings.inputBuffer());
             initReplies(2 * server.settings.workers() + 8);
             LOG.debug("{}: export '{}' (structured={}, base:allocation={})", id, e.name(), structured,
                     n.baseAllocation());
@@ -125,6 +144,33 @@ final class Connection {
         } finally {
             leave();
         }
+    }
+
+    private TlsUpgrade tlsUpgrade() {
+        TlsMode mode = listener.tls.mode();
+        if (mode == TlsMode.OFF) {
+            return null;
+        }
+        return new TlsUpgrade() {
+            @Override
+            public TlsMode mode() {
+                return mode;
+            }
+
+            @Override
+            public ByteChannel startTls() throws IOException {
+                TlsChannel t = TlsChannel.serverHandshake(channel, listener.tls.credentials().context(),
+                        new TlsOptions(listener.tls.verifyPeer()));
+                try {
+                    listener.tls.allow().check(t.session());
+                } catch (IOException e) {
+                    LOG.info("{}: {}; dropping the connection", id, e.getMessage());
+                    throw e;
+                }
+                LOG.debug("{}: TLS {} established", id, t.protocol());
+                return t;
+            }
+        };
     }
 
     private void spawnWorker() {
@@ -354,7 +400,7 @@ final class Connection {
             try {
                 ByteBuffer last = gather[g - 1];
                 while (last.hasRemaining()) {
-                    channel.write(gather, 0, g);
+                    replyOut.write(gather, 0, g);
                 }
             } finally {
                 java.util.Arrays.fill(gather, 0, g, null);

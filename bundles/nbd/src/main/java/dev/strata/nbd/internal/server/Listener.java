@@ -1,6 +1,7 @@
 package dev.strata.nbd.internal.server;
 
 import dev.strata.nbd.internal.session.ExportCatalog;
+import dev.strata.nbd.internal.tls.TlsConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -23,13 +24,16 @@ final class Listener implements ExportCatalog {
     private final ServerSocketChannel server;
     private final InetSocketAddress address;
     private final NbdServer owner;
+    /** TLS for every export here (STARTTLS comes before the client picks an export). */
+    final TlsConfig tls;
     final Map<String, Export> exports = new ConcurrentSkipListMap<>();
     final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean closed;
 
-    Listener(InetSocketAddress bind, NbdServer owner) throws IOException {
+    Listener(InetSocketAddress bind, NbdServer owner, TlsConfig tls) throws IOException {
         this.owner = owner;
+        this.tls = tls;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);

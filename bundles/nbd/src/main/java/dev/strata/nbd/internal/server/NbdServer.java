@@ -3,6 +3,7 @@ package dev.strata.nbd.internal.server;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.exec.BufferPool;
+import dev.strata.nbd.internal.tls.TlsConfig;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -59,8 +60,19 @@ public final class NbdServer implements Closeable {
      *
      * @throws InvalidArgumentException if the name is taken or the address cannot be bound; nothing is started
      */
-    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+    public Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
             boolean readOnly) throws IOException {
+        return addExport(name, description, device, bind, readOnly, TlsConfig.OFF);
+    }
+
+    /**
+     * As above, with TLS. Exports that share a listener (address and port) must have the same
+     * TLS setting, because STARTTLS comes before the client names an export.
+     *
+     * @throws InvalidArgumentException also when the listener serves exports with another TLS setting
+     */
+    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+            boolean readOnly, TlsConfig tls) throws IOException {
         if (closed) {
             throw new IllegalStateException("NBD server is closed");
         }
@@ -69,9 +81,13 @@ public final class NbdServer implements Closeable {
         }
         String key = key(bind);
         Listener l = bind.getPort() == 0 ? null : listeners.get(key);
+        if (l != null && !l.tls.sameAs(tls)) {
+            throw new InvalidArgumentException("port " + bind.getPort() + " already serves exports with TLS "
+                    + l.tls.describe() + "; exports sharing a port share its TLS setting: choose another --port");
+        }
         if (l == null) {
             try {
-                l = new Listener(bind, this);
+                l = new Listener(bind, this, tls);
             } catch (IOException e) {
                 throw new InvalidArgumentException("cannot listen on " + bind.getAddress().getHostAddress() + ":"
                         + bind.getPort() + ": " + e.getMessage() + "; choose another --port or --bind");

@@ -21,6 +21,16 @@ import java.util.List;
  * before its data is read; option data longer than {@link #MAX_OPTION_DATA} is skipped without
  * being stored and answered with an error (for EXPORT_NAME, which cannot fail politely, the
  * connection is dropped); unknown options get ERR_UNSUP; INFO and GO give identical answers.
+ *
+ * <h2>TLS</h2>
+ * With a {@link TlsUpgrade} of mode ON or REQUIRE, {@code NBD_OPT_STARTTLS} is acknowledged and
+ * the TLS handshake runs at once on the same socket; option haggling then starts again with
+ * everything negotiated before (structured replies, the meta-context selection) forgotten, as
+ * the protocol asks. Options are read with exact-length reads, never buffered ahead, so bytes a
+ * client (or a man in the middle) sends after STARTTLS but before the TLS handshake reach the
+ * TLS engine as handshake input (and fail it); they are never read as options. In REQUIRE mode
+ * every option before TLS except STARTTLS and ABORT is answered {@code ERR_TLS_REQD}, and
+ * {@code EXPORT_NAME}, which cannot be refused politely, drops the connection.
  */
 public final class ServerHandshake {
     /** The id of {@code base:allocation} in SET_META_CONTEXT replies and BLOCK_STATUS chunks. */
@@ -30,8 +40,10 @@ public final class ServerHandshake {
 
     public enum State { GREETING, CLIENT_FLAGS, OPTIONS, TRANSMISSION, CLOSED }
 
-    private final ByteChannel channel;
+    private ByteChannel channel;
     private final ExportCatalog catalog;
+    private final TlsUpgrade tls;
+    private boolean tlsDone;
     private final ByteBuffer out = ByteBuffer.allocate(64 * 1024).order(ByteOrder.BIG_ENDIAN);
     private final ByteBuffer header = ByteBuffer.allocate(Nbd.OPTION_HEADER_SIZE);
     private final OptionCodec.OptionHeader option = new OptionCodec.OptionHeader();
@@ -42,8 +54,24 @@ public final class ServerHandshake {
     private String metaExport;
 
     public ServerHandshake(ByteChannel channel, ExportCatalog catalog) {
+        this(channel, catalog, null);
+    }
+
+    /** @param tls how to start TLS; null or mode OFF when the listener has no TLS */
+    public ServerHandshake(ByteChannel channel, ExportCatalog catalog, TlsUpgrade tls) {
         this.channel = channel;
         this.catalog = catalog;
+        this.tls = tls == null || tls.mode() == TlsMode.OFF ? null : tls;
+    }
+
+    /** The channel the transmission phase uses: the TLS channel once STARTTLS succeeded. */
+    public ByteChannel channel() {
+        return channel;
+    }
+
+    /** Whether the connection is encrypted. */
+    public boolean tls() {
+        return tlsDone;
     }
 
     public State state() {
@@ -100,10 +128,22 @@ public final class ServerHandshake {
             replyError(opt, Nbd.REP_ERR_TOO_BIG, "option data of " + length + " bytes is too long");
             return null;
         }
+        if (tls != null && tls.mode() == TlsMode.REQUIRE && !tlsDone && opt != Nbd.OPT_STARTTLS
+                && opt != Nbd.OPT_ABORT) {
+            if (opt == Nbd.OPT_EXPORT_NAME) {
+                throw new ProtocolException("EXPORT_NAME before STARTTLS on an export that requires TLS");
+            }
+            skip(length);
+            replyError(opt, Nbd.REP_ERR_TLS_REQD, "this server requires TLS: use STARTTLS first");
+            return null;
+        }
         ByteBuffer data = ByteBuffer.allocate((int) length);
         readFully(data);
         data.flip();
         switch (opt) {
+            case Nbd.OPT_STARTTLS:
+                startTls(data);
+                return null;
             case Nbd.OPT_EXPORT_NAME:
                 return exportName(data);
             case Nbd.OPT_ABORT:
@@ -133,6 +173,23 @@ public final class ServerHandshake {
             default:
                 replyError(opt, Nbd.REP_ERR_UNSUP, "option " + Nbd.optionName(opt) + " is not supported");
                 return null;
+        }
+    }
+
+    private void startTls(ByteBuffer data) throws IOException {
+        if (tls == null) {
+            replyError(Nbd.OPT_STARTTLS, Nbd.REP_ERR_UNSUP, "TLS is not configured on this server");
+        } else if (data.hasRemaining()) {
+            replyError(Nbd.OPT_STARTTLS, Nbd.REP_ERR_INVALID, "STARTTLS takes no data");
+        } else if (tlsDone) {
+            replyError(Nbd.OPT_STARTTLS, Nbd.REP_ERR_INVALID, "TLS is already negotiated");
+        } else {
+            reply(Nbd.OPT_STARTTLS, Nbd.REP_ACK);
+            channel = tls.startTls();
+            tlsDone = true;
+            // everything agreed in plaintext could have been forged: start again from nothing
+            structured = false;
+            metaExport = null;
         }
     }
 

@@ -1,0 +1,34 @@
+package dev.strata.nbd.internal.tls;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+
+/** Protocol versions every Strata TLS socket uses: TLS 1.3 preferred, TLS 1.2 the minimum. */
+public final class TlsOptions {
+    static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+
+    private final boolean needClientAuth;
+
+    public TlsOptions(boolean needClientAuth) {
+        this.needClientAuth = needClientAuth;
+    }
+
+    void apply(SSLSocket s) {
+        List<String> supported = Arrays.asList(s.getSupportedProtocols());
+        List<String> use = new ArrayList<>();
+        for (String p : PROTOCOLS) {
+            if (supported.contains(p)) {
+                use.add(p);
+            }
+        }
+        SSLParameters p = s.getSSLParameters();
+        p.setProtocols(use.toArray(String[]::new));
+        p.setNeedClientAuth(needClientAuth);
+        // the server's cipher-suite order, not the client's: JSSE's default list is ordered strongest first
+        p.setUseCipherSuitesOrder(true);
+        s.setSSLParameters(p);
+    }
+}

@@ -18,10 +18,10 @@ final class Writeback {
     private final Committer committer;
     private final BlockDevice cache;
     private final BlockDevice backing;
-    private final Counters counters;
+    private final Stats counters;
     private final int bs;
 
-    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Counters counters) {
+    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Stats counters) {
         this.state = state;
         this.committer = committer;
         this.cache = cache;

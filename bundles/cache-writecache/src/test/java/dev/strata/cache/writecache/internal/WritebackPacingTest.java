@@ -109,8 +109,14 @@ class WritebackPacingTest {
             assertEquals(1, trickle.sessionsOpen);
             assertEquals(Map.of("writeback_threshold", "70"), trickle.opened.get(0));
             t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks(), "the controller asked to wait a second: not asked again before");
+            assertEquals("2", t.status().get("writeback.controller.decisions"));
+            clock.advance(1, TimeUnit.SECONDS);
+            t.backgroundOnce();
             assertEquals(5, t.cachedBlocks(), "still waiting: the same session decides");
+            assertEquals("3", t.status().get("writeback.controller.decisions"));
             assertEquals(1, trickle.opened.size());
+            clock.advance(1, TimeUnit.SECONDS);
 
             factory.removeController(trickle, props("trickle"));
             t.backgroundOnce();

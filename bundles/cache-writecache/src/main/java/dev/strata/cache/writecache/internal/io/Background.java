@@ -47,6 +47,12 @@ final class Background {
     private final Daemon daemon;
     /** Whether the last round held writeback for pause_writeback (status). */
     private volatile boolean paused;
+    /**
+     * Paced writeback is not tried before this clock value: the controller's "ask again" or the
+     * end of a pause. Writes do not wake the daemon for it before then, so a waiting controller
+     * is not asked again on every write.
+     */
+    private volatile long notBefore;
 
     Background(String name, CacheState state, Committer committer, Writeback writeback, Stats stats,
             Supplier<Tunables> tunables, BooleanSupplier closed, Clock clock,
@@ -58,6 +64,7 @@ final class Background {
         this.tunables = tunables;
         this.closed = closed;
         this.clock = clock;
+        this.notBefore = clock.nanoTime();
         this.binding = ControllerBinding.withModulator(name, controllers);
         this.daemon = run ? new Daemon("strata-writecache-" + name, this::runOnce, lock, changed, IDLE_MILLIS,
                 this::events) : null;
@@ -102,9 +109,14 @@ final class Background {
         Tunables t = tunables.get();
         synchronized (state) {
             long used = state.slots() - state.free.count();
-            return state.uncommitted >= t.autocommitBlocks() || used * 100 >= (long) t.highWatermark() * state.slots()
-                    || (t.cleaner() && state.index.size() > 0);
+            if (state.uncommitted >= t.autocommitBlocks() || (t.cleaner() && state.index.size() > 0)) {
+                return true;
+            }
+            if (used * 100 < (long) t.highWatermark() * state.slots()) {
+                return false;
+            }
         }
+        return clock.nanoTime() - notBefore >= 0;
     }
 
     private boolean runOnce() throws IOException {
@@ -130,10 +142,18 @@ final class Background {
         if (commit) {
             committer.commit();
         }
-        boolean hold = !t.cleaner() && stats.aroundWithin(t.pauseWriteback());
-        paused = hold;
-        if (hold) {
-            return false;
+        if (!t.cleaner()) {
+            if (clock.nanoTime() - notBefore < 0) {
+                return false;
+            }
+            boolean hold = stats.aroundWithin(t.pauseWriteback());
+            paused = hold;
+            if (hold) {
+                notBefore = stats.pauseEnd(t.pauseWriteback());
+                return false;
+            }
+        } else {
+            paused = false;
         }
         while (wb && !closed.getAsBoolean()) {
             int n;
@@ -180,6 +200,10 @@ final class Background {
         WritebackController.Decision d = binding.decide(t.controller(), t.controllerTunables(),
                 new WritebackController.CacheLoad(clock.nanoTime(), cached, state.slots(), state.layout.blockSize(),
                         (int) sample[0], 0, sample[1], sample[2], t.writebackBatch()));
+        if (d.blocks() <= 0) {
+            long again = d.askAgainNanos() > 0 ? d.askAgainNanos() : IDLE_MILLIS * 1_000_000L;
+            notBefore = clock.nanoTime() + again;
+        }
         return d.blocks();
     }
 

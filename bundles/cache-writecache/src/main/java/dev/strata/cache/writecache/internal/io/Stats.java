@@ -59,6 +59,11 @@ final class Stats {
         return millis > 0 && last != Long.MIN_VALUE && clock.nanoTime() - last < millis * 1_000_000L;
     }
 
+    /** When a pause of {@code millis} after the last write around ends (clock nanos). */
+    long pauseEnd(long millis) {
+        return lastAroundNanos + millis * 1_000_000L;
+    }
+
     /** The latency percentiles, as writeboost shows them. */
     void renderLatencies(java.util.Map<String, String> status) {
         readLatency.render(status);

@@ -7,6 +7,7 @@ import dev.strata.api.Target;
 import dev.strata.api.TargetArguments;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
+import dev.strata.api.WritebackController;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.recovery.Recovery;
@@ -14,9 +15,14 @@ import java.io.IOException;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * {@code writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [tunable=value…]}:
@@ -36,6 +42,29 @@ public final class WritecacheFactory implements TargetFactory {
     }
 
     private final Options options;
+    /**
+     * The registered {@link WritebackController} services by name: every cache looks its
+     * {@code writeback.controller} up here at each decision (dynamic and optional, so that the
+     * bundle providing controllers can come, go and be updated under load; the built-in
+     * modulator paces meanwhile).
+     */
+    private final Map<String, WritebackController> controllers = new ConcurrentHashMap<>();
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            service = WritebackController.class)
+    void addController(WritebackController c, Map<String, Object> props) {
+        Object n = props.get(WritebackController.NAME);
+        if (n != null) {
+            controllers.put(n.toString().toLowerCase(Locale.ROOT), c);
+        }
+    }
+
+    void removeController(WritebackController c, Map<String, Object> props) {
+        Object n = props.get(WritebackController.NAME);
+        if (n != null) {
+            controllers.remove(n.toString().toLowerCase(Locale.ROOT), c);
+        }
+    }
 
     public WritecacheFactory() {
         this(Options.defaults());
@@ -49,7 +78,8 @@ public final class WritecacheFactory implements TargetFactory {
     @Override
     public String usage() {
         return "writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [high_watermark=50] "
-                + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [max_age=0] [cleaner=false]";
+                + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [max_age=0] [cleaner=false] [pause_writeback=3000] "
+                + "[writeback.controller=modulator] [writeback_threshold=70]";
     }
 
     @Override
@@ -103,6 +133,6 @@ public final class WritecacheFactory implements TargetFactory {
         BlockDevice backing = context.lowerDevice(lower.get(0));
         BlockDevice cache = context.lowerDevice(lower.get(1));
         return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format, t,
-                options);
+                options.withControllers(controllers::get));
     }
 }

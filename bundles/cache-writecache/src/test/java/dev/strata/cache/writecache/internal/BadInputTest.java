@@ -54,6 +54,9 @@ class BadInputTest {
         assertTrue(refused("backing=slow cache=fast writeback_batch=0").contains("out of range"));
         assertTrue(refused("backing=slow cache=fast autocommit_blocks=x").contains("not a whole number"));
         assertTrue(refused("backing=slow cache=fast cleaner=maybe").contains("not a boolean"));
+        assertTrue(refused("backing=slow cache=fast pause_writeback=3600001").contains("out of range"));
+        assertTrue(refused("backing=slow cache=fast writeback_threshold=101").contains("out of range"));
+        assertTrue(refused("backing=slow cache=fast writeback.controller=a/b").contains("not a controller name"));
         assertTrue(refused("backing=slow cache=fast speed=11").contains("unknown argument"));
         assertTrue(refused("backing=slow").contains("missing argument 'cache"));
         assertTrue(refused("backing=fast cache=fast").contains("same device"));

@@ -36,7 +36,7 @@ final class CacheState {
     long uncommitted;
     /** When the first of them was written (the clock of autocommit_time). */
     long firstUncommittedNanos;
-    private final java.util.function.LongSupplier clock;
+    private final dev.strata.cache.support.time.Clock clock;
     /**
      * seq_count → a time by which every block stamped with it or a lower one was written (the
      * commit snapshot that closed it), at most one entry per 100 ms and 4096 in all (the clock
@@ -46,7 +46,7 @@ final class CacheState {
     /** Writes went around to the backing device since the last flush: the next flush must flush it. */
     boolean forwardFlush;
 
-    CacheState(Layout layout, long seqCount, java.util.function.LongSupplier clock) {
+    CacheState(Layout layout, long seqCount, dev.strata.cache.support.time.Clock clock) {
         this.clock = clock;
         this.layout = layout;
         this.index = new SlotIndex((int) layout.slots());
@@ -61,7 +61,7 @@ final class CacheState {
 
     /** Called at a commit snapshot: every block stamped {@code seq} or lower was written by now. */
     void noteSnapshot(long seq) {
-        long t = clock.getAsLong();
+        long t = clock.nanoTime();
         java.util.Map.Entry<Long, Long> last = ages.lastEntry();
         if (last != null && t - last.getValue() < 100_000_000L) {
             ages.remove(last.getKey());
@@ -91,7 +91,7 @@ final class CacheState {
     }
 
     long now() {
-        return clock.getAsLong();
+        return clock.nanoTime();
     }
 
     boolean committed(int slot) {
@@ -131,7 +131,7 @@ final class CacheState {
         }
         index.insert(slot, block, current);
         if (uncommitted++ == 0) {
-            firstUncommittedNanos = clock.getAsLong();
+            firstUncommittedNanos = clock.nanoTime();
         }
         markDirty(slot);
     }

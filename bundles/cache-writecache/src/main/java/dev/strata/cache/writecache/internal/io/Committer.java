@@ -39,12 +39,12 @@ final class Committer {
     private final BlockDevice cache;
     private final BlockDevice backing;
     private final Failure failure;
-    private final Counters counters;
+    private final Stats counters;
     private final Options.CommitOrder order;
     private volatile Superblock superblock;
 
     Committer(CacheState state, InFlight inFlight, ReadWriteLock slotLock, BlockDevice cache, BlockDevice backing,
-            Failure failure, Counters counters, Options.CommitOrder order, Superblock superblock) {
+            Failure failure, Stats counters, Options.CommitOrder order, Superblock superblock) {
         this.state = state;
         this.inFlight = inFlight;
         this.slotLock = slotLock;

@@ -35,14 +35,17 @@ final class WritePath {
     private final BlockDevice cache;
     private final BlockDevice backing;
     private final Failure failure;
-    private final Counters counters;
+    private final Stats counters;
     private final ExecutorService fuaPool;
     private final int bs;
     /** Blocks a writer that found no free slot writes back (the writeback_batch tunable). */
     volatile int batch = Tunables.DEFAULTS.writebackBatch();
+    /** Consecutive slots of one write go to the cache device as one I/O (false: one per block, benchmarks only). */
+    private final boolean contiguous;
 
     WritePath(CacheState state, InFlight inFlight, Committer committer, Writeback writeback, BlockDevice cache,
-            BlockDevice backing, Failure failure, Counters counters, ExecutorService fuaPool) {
+            BlockDevice backing, Failure failure, Stats counters, ExecutorService fuaPool, boolean contiguous) {
+        this.contiguous = contiguous;
         this.state = state;
         this.inFlight = inFlight;
         this.committer = committer;
@@ -94,7 +97,7 @@ final class WritePath {
                                 break;
                             }
                             slot = -1;
-                            counters.writesAround.increment();
+                            counters.around(1);
                         } else {
                             slot = (int) (run >>> 32);
                             state.place(slot, b);
@@ -105,7 +108,7 @@ final class WritePath {
                             }
                         }
                     }
-                    if (cur != null && (slot < 0 ? cur.slot < 0 : cur.slot >= 0 && slot == cur.slot + cur.count)) {
+                    if (cur != null && (slot < 0 ? cur.slot < 0 : contiguous && cur.slot >= 0 && slot == cur.slot + cur.count)) {
                         cur = new Piece(cur.slot, cur.block, cur.count + 1, cur.srcOffset);
                         pieces.set(pieces.size() - 1, cur);
                     } else {
@@ -129,7 +132,7 @@ final class WritePath {
             for (Piece p : pieces) {
                 if (p.slot < 0) {
                     ByteBuffer part = src.slice(src.position() + p.srcOffset, p.count * bs);
-                    backing.write(p.block * bs, part, fua ? BlockDevice.FUA : 0);
+                    aroundWrite(p.block * bs, part, fua ? BlockDevice.FUA : 0);
                     if (!fua) {
                         synchronized (state) {
                             state.forwardFlush = true;
@@ -210,11 +213,11 @@ final class WritePath {
                     }
                     counters.writesBlockedOnFreelist.increment();
                 } else {
-                    counters.writesAround.increment();
+                    counters.around(1);
                 }
             }
             if (around) {
-                backing.write(block * bs + inBlock, src.duplicate(), fua ? BlockDevice.FUA : 0);
+                aroundWrite(block * bs + inBlock, src.duplicate(), fua ? BlockDevice.FUA : 0);
                 if (!fua) {
                     synchronized (state) {
                         state.forwardFlush = true;
@@ -228,8 +231,8 @@ final class WritePath {
 
     /** Whole blocks around to the backing device; cached copies dropped once the data is durable there. */
     private void aroundDropping(long block, int count, ByteBuffer src, int flags) throws IOException {
-        counters.writesAround.add(count);
-        dropAfter(block, count, flags, cachedAny -> backing.write(block * bs, src.slice(src.position(), count * bs),
+        counters.around(count);
+        dropAfter(block, count, flags, cachedAny -> aroundWrite(block * bs, src.slice(src.position(), count * bs),
                 cachedAny ? flags | BlockDevice.FUA : flags));
     }
 
@@ -290,6 +293,16 @@ final class WritePath {
             }
         } finally {
             committer.lock.unlock();
+        }
+    }
+
+    /** A foreground write to the backing device, timed by the busy meter the writeback controller paces on. */
+    private void aroundWrite(long offset, ByteBuffer data, int flags) throws IOException {
+        counters.busy.begin();
+        try {
+            backing.write(offset, data, flags);
+        } finally {
+            counters.busy.end();
         }
     }
 }

@@ -1,6 +1,8 @@
 package dev.strata.cache.writecache.internal.io;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.cache.support.buffer.Buffers;
+import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writecache.internal.index.SlotIndex;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -8,8 +10,9 @@ import java.util.Arrays;
 
 /**
  * Writeback of committed blocks: a batch is chosen (the oldest blocks, or the next ones in
- * backing order), sorted by backing block, read from the cache (one read per run of consecutive
- * slots), written to the backing device with adjacent blocks merged into one write, the backing
+ * backing order), read from the cache (one read per run of consecutive slots), written to the
+ * backing device by cache-support's {@link WritebackBatcher} (sorted by backing block, adjacent
+ * blocks merged into one write of at most {@link #MAX_RUN_BYTES}), the backing
  * device flushed, and only then are the slots freed durably ({@link Committer#forgetDurably}).
  * A batch runs under the committer's lock, so no commit or removal interleaves with it.
  */
@@ -18,17 +21,26 @@ final class Writeback {
     private final Committer committer;
     private final BlockDevice cache;
     private final BlockDevice backing;
-    private final Counters counters;
+    private final Stats counters;
     private final int bs;
+    /** Sorted, merged backing writes (one batch at a time: batches run under the committer's lock). */
+    private final WritebackBatcher batcher;
+    private ByteBuffer data;
+    /** Every entry of a batch is a whole block (partial blocks are merged into their slot on write). */
+    private int[] valid = new int[0];
 
-    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Counters counters) {
+    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Stats counters) {
         this.state = state;
         this.committer = committer;
         this.cache = cache;
         this.backing = backing;
         this.counters = counters;
         this.bs = state.layout.blockSize();
+        this.batcher = new WritebackBatcher(bs, MAX_RUN_BYTES / bs, true);
     }
+
+    /** Most bytes merged into one backing write (the batcher stages a run in a buffer this big). */
+    static final int MAX_RUN_BYTES = 1 << 20;
 
     private boolean eligible(int slot) {
         return state.index.block(slot) != SlotIndex.NONE && state.committed(slot) && !state.underWriteback(slot)
@@ -112,46 +124,32 @@ final class Writeback {
         if (n == 0) {
             return 0;
         }
+        // in cache order, so that consecutive slots are read with one request; the batcher sorts
+        // by backing block and merges adjacent blocks into one backing write
+        Arrays.sort(slots, 0, n);
         long[] blocks = new long[n];
         synchronized (state) {
-            long[] packed = new long[n];
             for (int i = 0; i < n; i++) {
-                packed[i] = state.index.block(slots[i]);
+                blocks[i] = state.index.block(slots[i]);
+                state.setUnderWriteback(slots[i], true);
             }
-            // sort slots by backing block (blocks are unique in the index)
-            Integer[] order = new Integer[n];
-            for (int i = 0; i < n; i++) {
-                order[i] = i;
-            }
-            Arrays.sort(order, (a, b) -> Long.compare(packed[a], packed[b]));
-            int[] sorted = new int[n];
-            for (int i = 0; i < n; i++) {
-                sorted[i] = slots[order[i]];
-                blocks[i] = packed[order[i]];
-                state.setUnderWriteback(sorted[i], true);
-            }
-            System.arraycopy(sorted, 0, slots, 0, n);
         }
         try {
-            int i = 0;
-            while (i < n) {
-                int j = i + 1;
-                while (j < n && blocks[j] == blocks[j - 1] + 1) {
-                    j++;
+            ByteBuffer data = buffer(n);
+            int k = 0;
+            while (k < n) {
+                int m = k + 1;
+                while (m < n && slots[m] == slots[m - 1] + 1) {
+                    m++;
                 }
-                ByteBuffer buf = ByteBuffer.allocateDirect((j - i) * bs);
-                int k = i;
-                while (k < j) {
-                    int m = k + 1;
-                    while (m < j && slots[m] == slots[m - 1] + 1) {
-                        m++;
-                    }
-                    cache.read(state.layout.slotOffset(slots[k]), buf.slice((k - i) * bs, (m - k) * bs));
-                    k = m;
-                }
-                backing.write(blocks[i] * bs, buf.clear(), 0);
-                i = j;
+                cache.read(state.layout.slotOffset(slots[k]), data.slice(k * bs, (m - k) * bs));
+                k = m;
             }
+            if (valid.length < n) {
+                valid = new int[Math.max(n, 64)];
+                Arrays.fill(valid, batcher.fullMask());
+            }
+            batcher.write(n, blocks, valid, data, (offset, src) -> backing.write(offset, src, 0));
             backing.flush();
         } catch (IOException | RuntimeException e) {
             counters.writebackErrors.increment();
@@ -163,6 +161,14 @@ final class Writeback {
         counters.writtenBack.add(n);
         counters.writebackBatches.increment();
         return n;
+    }
+
+    /** The batch's data buffer (entry i at i * bs), kept between batches (writeback runs one batch at a time). */
+    private ByteBuffer buffer(int n) {
+        if (data == null || data.capacity() < n * bs) {
+            data = Buffers.aligned(Math.max(n, 64) * bs);
+        }
+        return data.clear();
     }
 
     private void clearUnderWriteback(int[] slots, int n) {

@@ -6,7 +6,6 @@ import dev.strata.api.CacheTarget;
 import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Requests;
-import dev.strata.cache.writecache.internal.daemon.BackgroundJob;
 import dev.strata.cache.writecache.internal.format.Superblock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -48,13 +47,13 @@ public final class WritecacheTarget implements CacheTarget {
     private final int bs;
     private final InFlight inFlight = new InFlight();
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
-    private final Counters counters = new Counters();
+    private final Stats counters;
     private final Failure failure;
     private final Committer committer;
     private final Writeback writeback;
     private final WritePath writes;
     private final ExecutorService fuaPool;
-    private final BackgroundJob background;
+    private final Background background;
     private volatile Tunables tunables;
     private volatile CacheMode mode = CacheMode.WRITEBACK;
     /** Writes go around: write-around mode, or on the way to it while dirty blocks drain. */
@@ -68,7 +67,8 @@ public final class WritecacheTarget implements CacheTarget {
         this.backing = backing;
         this.cache = cache;
         this.bs = sb.blockSize();
-        this.state = new CacheState(sb.layout(), sb.seqCount(), options.nanoClock());
+        this.counters = new Stats(options.clock());
+        this.state = new CacheState(sb.layout(), sb.seqCount(), options.clock());
         this.failure = new Failure(name + " (cache device)");
         this.tunables = tunables;
         this.goAround = tunables.cleaner();
@@ -83,16 +83,15 @@ public final class WritecacheTarget implements CacheTarget {
             t.setDaemon(true);
             return t;
         });
-        this.writes = new WritePath(state, inFlight, committer, writeback, cache, backing, failure, counters, fuaPool);
+        this.writes = new WritePath(state, inFlight, committer, writeback, cache, backing, failure, counters, fuaPool,
+                !options.oneIoPerBlock());
         writes.batch = tunables.writebackBatch();
         // entries the recovery dropped (uncommitted leftovers, older duplicates) are rewritten as
         // FREE before any I/O: a later commit must not make them valid again
         committer.commit();
-        this.background = options.background() ? new BackgroundJob("strata-writecache-" + name, this::backgroundOnce)
-                : null;
-        if (background != null) {
-            background.start();
-        }
+        this.background = new Background(name, state, committer, writeback, counters, () -> this.tunables,
+                () -> closed, options.clock(), options.controllers(), options.background());
+        background.start();
     }
 
     /** What {@code recovery.Recovery} fills in before the target starts. */
@@ -126,6 +125,7 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         failure.check();
+        long started = counters.readLatency.start();
         record Piece(long offset, int length, long slotOffset) {
         }
         List<Piece> pieces = new ArrayList<>();
@@ -161,13 +161,19 @@ public final class WritecacheTarget implements CacheTarget {
             for (Piece piece : pieces) {
                 ByteBuffer part = dst.slice(base + (int) (piece.offset - offset), piece.length);
                 if (piece.slotOffset < 0) {
-                    backing.read(piece.offset, part);
+                    counters.busy.begin();
+                    try {
+                        backing.read(piece.offset, part);
+                    } finally {
+                        counters.busy.end();
+                    }
                 } else {
                     cache.read(piece.slotOffset, part);
                 }
             }
             failure.check();
             dst.position(dst.limit());
+            counters.readLatency.recordSince(started);
         } finally {
             slotLock.readLock().unlock();
         }
@@ -181,6 +187,7 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         failure.check();
+        long started = counters.writeLatency.start();
         boolean around = goAround;
         List<InFlight.Write> fuaWrites = new ArrayList<>();
         long p = offset;
@@ -209,13 +216,16 @@ public final class WritecacheTarget implements CacheTarget {
             InFlight.awaitAll(fuaWrites);
         }
         src.position(src.limit());
+        counters.writeLatency.recordSince(started);
         maybeWake();
     }
 
     @Override
     public void flush() throws IOException {
         counters.flushes.increment();
+        long started = counters.flushLatency.start();
         committer.commit();
+        counters.flushLatency.recordSince(started);
     }
 
     @Override
@@ -304,6 +314,9 @@ public final class WritecacheTarget implements CacheTarget {
         m.put("seq_count", Long.toString(seq));
         m.put(Keys.WRITTEN_BACK_BLOCKS, Long.toString(counters.writtenBack.sum()));
         m.put(Keys.WRITEBACK_ERROR, Long.toString(counters.writebackErrors.sum()));
+        m.put("writeback_batches", Long.toString(counters.writebackBatches.sum()));
+        counters.renderLatencies(m);
+        background.status(m);
         m.putAll(tunables.asMap());
         return m;
     }
@@ -337,15 +350,13 @@ public final class WritecacheTarget implements CacheTarget {
 
     @Override
     public void suspend() throws IOException {
-        if (background != null) {
-            background.stop();
-        }
+        background.stop();
         committer.commit();
     }
 
     @Override
     public void resume() {
-        if (background != null && !closed) {
+        if (!closed) {
             background.start();
         }
     }
@@ -356,9 +367,7 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         closed = true;
-        if (background != null) {
-            background.stop();
-        }
+        background.close();
         try {
             committer.commit();
         } finally {
@@ -465,69 +474,15 @@ public final class WritecacheTarget implements CacheTarget {
     // ---- background --------------------------------------------------------------------------
 
     private void maybeWake() {
-        if (background != null && needsBackground()) {
-            background.wake();
-        }
-    }
-
-    private boolean needsBackground() {
-        Tunables t = tunables;
-        synchronized (state) {
-            long used = state.slots() - state.free.count();
-            return state.uncommitted >= t.autocommitBlocks() || used * 100 >= (long) t.highWatermark() * state.slots()
-                    || (t.cleaner() && state.index.size() > 0);
-        }
+        background.maybeWake();
     }
 
     /**
-     * One round of background work: commit once {@code autocommit_blocks} are uncommitted or the
-     * first of them is {@code autocommit_time} old;
-     * from the high watermark (or in cleaner mode) write back the oldest blocks until the low
-     * watermark (or empty); write back blocks older than {@code max_age}. Returns whether there
-     * is more to do.
+     * One round of background work (see {@link Background#runRound()}); tests call it with the
+     * daemon off. Returns whether there is more to do now.
      */
     public boolean backgroundOnce() throws IOException {
-        Tunables t = tunables;
-        boolean commit;
-        boolean wb;
-        synchronized (state) {
-            long used = state.slots() - state.free.count();
-            commit = state.uncommitted >= t.autocommitBlocks() || (t.autocommitTime() > 0 && state.uncommitted > 0
-                    && state.now() - state.firstUncommittedNanos >= t.autocommitTime() * 1_000_000L);
-            wb = t.cleaner() ? state.index.size() > 0 : used * 100 >= (long) t.highWatermark() * state.slots();
-        }
-        if (commit) {
-            committer.commit();
-        }
-        while (wb && !closed) {
-            int n;
-            synchronized (state) {
-                long used = state.slots() - state.free.count();
-                long low = t.cleaner() ? 0 : (long) t.lowWatermark() * state.slots() / 100;
-                n = (int) Math.max(1, Math.min(t.writebackBatch(), used - low));
-            }
-            if (writeback.oldest(n) == 0) {
-                committer.commit();
-                if (writeback.oldest(n) == 0) {
-                    break;
-                }
-            }
-            synchronized (state) {
-                long used = state.slots() - state.free.count();
-                wb = t.cleaner() ? state.index.size() > 0 : used * 100 > (long) t.lowWatermark() * state.slots();
-            }
-        }
-        // max_age: blocks written longer ago than that go back whatever the watermarks
-        if (t.maxAge() > 0 && !closed) {
-            long limit;
-            synchronized (state) {
-                limit = state.agedSeqLimit(state.now() - t.maxAge() * 1_000_000L);
-            }
-            while (limit >= 0 && !closed && writeback.oldest(t.writebackBatch(), limit) > 0) {
-                // next batch
-            }
-        }
-        return false;
+        return background.runRound();
     }
 
     /** Writes back up to {@code max} of the oldest committed blocks (tests drive writeback with it). */

@@ -1,0 +1,167 @@
+package dev.strata.cache.writecache.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.WritebackController;
+import dev.strata.api.WritebackController.CacheLoad;
+import dev.strata.api.WritebackController.Decision;
+import dev.strata.cache.support.time.ManualClock;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.WritecacheSubject;
+import dev.strata.cache.writecache.internal.io.WritecacheTarget;
+import dev.strata.testsupport.crash.CrashableDevice;
+import dev.strata.testsupport.target.SimpleTargetContext;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Writeback paced through the factory's controller references: the cache binds the controller
+ * named by {@code writeback.controller}, falls back to the modulator when it goes away and takes
+ * it back when it returns (one session at a time); {@code pause_writeback} holds writeback while
+ * writes go around.
+ */
+class WritebackPacingTest {
+    /** Allows {@code grant} blocks at its first decision of each session, then asks to wait. */
+    static final class Trickle implements WritebackController {
+        final int grant;
+        int sessionsOpen;
+        final List<Map<String, String>> opened = new ArrayList<>();
+
+        Trickle(int grant) {
+            this.grant = grant;
+        }
+
+        @Override
+        public Session open(String cache, Map<String, String> tunables) {
+            opened.add(tunables);
+            sessionsOpen++;
+            return new Session() {
+                int decisions;
+
+                @Override
+                public Decision decide(CacheLoad load) {
+                    return decisions++ == 0 ? new Decision(grant, 0, -1) : Decision.waitFor(1_000_000_000L);
+                }
+
+                @Override
+                public Map<String, String> status() {
+                    return Map.of("decisions", Integer.toString(decisions));
+                }
+
+                @Override
+                public void close() {
+                    sessionsOpen--;
+                }
+            };
+        }
+    }
+
+    final ManualClock clock = new ManualClock();
+    final WritecacheFactory factory = new WritecacheFactory(Options.defaults().manual().withClock(clock));
+    final CrashableDevice backing = new CrashableDevice("slow", 1 << 20, 512);
+    final CrashableDevice cache = new CrashableDevice("fast", WritecacheSubject.cacheBytes(32, 4096), 512);
+
+    WritecacheTarget open(String tunables) throws IOException {
+        return (WritecacheTarget) factory.create(SimpleTargetContext.of("wc0", "backing=slow cache=fast " + tunables)
+                .with("slow", backing).with("fast", cache));
+    }
+
+    static void writeBlocks(BlockDevice t, long first, int count) throws IOException {
+        for (int i = 0; i < count; i++) {
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            b.putLong(0, first + i + 1);
+            t.write((first + i) * 4096, b, 0);
+        }
+        t.flush();
+    }
+
+    static Map<String, Object> props(String name) {
+        return Map.of(WritebackController.NAME, name);
+    }
+
+    @Test
+    void bindsTheNamedControllerFallsBackWhenItGoesAwayAndTakesItBack() throws IOException {
+        try (WritecacheTarget t = open("writeback.controller=trickle high_watermark=10 low_watermark=0 pause_writeback=0")) {
+            // nothing named trickle: the modulator paces (idle backing device: full batches)
+            writeBlocks(t, 0, 8);
+            t.backgroundOnce();
+            assertEquals(0, t.cachedBlocks());
+            assertEquals("modulator", t.status().get("writeback.controller.active"));
+            assertEquals("true", t.status().get("writeback.controller.fallback"));
+            assertEquals("70", t.status().get("writeback.controller.writeback_threshold"));
+
+            Trickle trickle = new Trickle(3);
+            factory.addController(trickle, props("trickle"));
+            writeBlocks(t, 100, 8);
+            t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks(), "the bound controller allowed 3 blocks, then asked to wait");
+            Map<String, String> st = t.status();
+            assertEquals("trickle", st.get("writeback.controller.active"));
+            assertEquals("false", st.get("writeback.controller.fallback"));
+            assertEquals("2", st.get("writeback.controller.decisions"));
+            assertEquals(1, trickle.sessionsOpen);
+            assertEquals(Map.of("writeback_threshold", "70"), trickle.opened.get(0));
+            t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks(), "the controller asked to wait a second: not asked again before");
+            assertEquals("2", t.status().get("writeback.controller.decisions"));
+            clock.advance(1, TimeUnit.SECONDS);
+            t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks(), "still waiting: the same session decides");
+            assertEquals("3", t.status().get("writeback.controller.decisions"));
+            assertEquals(1, trickle.opened.size());
+            clock.advance(1, TimeUnit.SECONDS);
+
+            factory.removeController(trickle, props("trickle"));
+            t.backgroundOnce();
+            assertEquals(0, t.cachedBlocks(), "the modulator took over");
+            assertEquals("modulator", t.status().get("writeback.controller.active"));
+            assertEquals(0, trickle.sessionsOpen, "the gone controller's session is closed");
+
+            factory.addController(trickle, props("trickle"));
+            writeBlocks(t, 200, 8);
+            t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks());
+            assertEquals("trickle", t.status().get("writeback.controller.active"));
+            assertEquals(2, trickle.opened.size(), "a new session on the returned controller");
+            assertEquals(1, trickle.sessionsOpen);
+        }
+    }
+
+    @Test
+    void pauseWritebackHoldsWritebackWhileWritesGoAround() throws IOException {
+        try (WritecacheTarget t = open("high_watermark=50 low_watermark=0 pause_writeback=3000")) {
+            writeBlocks(t, 0, 33); // 32 slots: the last block goes around to the backing device
+            assertEquals("1", t.status().get("writes_around"));
+            t.backgroundOnce();
+            assertEquals(32, t.cachedBlocks(), "writeback paused: a write went around just now");
+            assertEquals("1", t.status().get("writeback_paused"));
+            clock.advance(2999, TimeUnit.MILLISECONDS);
+            t.backgroundOnce();
+            assertEquals(32, t.cachedBlocks());
+            clock.advance(1, TimeUnit.MILLISECONDS);
+            t.backgroundOnce();
+            assertEquals(0, t.cachedBlocks(), "3000 ms after the last write around, writeback runs");
+            assertEquals("0", t.status().get("writeback_paused"));
+        }
+    }
+
+    @Test
+    void latencyPercentilesAndTheControllerTunablesAreInStatus() throws IOException {
+        try (WritecacheTarget t = open("writeback.controller=Trickle")) {
+            writeBlocks(t, 0, 1);
+            Map<String, String> st = t.status();
+            for (String k : List.of("read_latency_us_p50", "write_latency_us_p99", "flush_latency_us_p999")) {
+                assertTrue(st.containsKey(k), k);
+            }
+            assertEquals("trickle", st.get("writeback.controller"));
+            assertEquals("3000", st.get("pause_writeback"));
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import dev.strata.api.BlockDevice;
+import dev.strata.api.Target;
+import dev.strata.api.TargetContext;
+import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.Tunables;
+import dev.strata.cache.writecache.internal.io.WritecacheTarget;
+import dev.strata.cache.writecache.internal.recovery.Recovery;
+import dev.strata.driver.memory.internal.MemoryTargetFactory;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The seed's table of issue 11 (dm-writecache 5.6, "improve performance of large linear writes"),
+ * in process (not a test): random writes of bs = 512 B … 64 KiB, 32 requests in flight (32
+ * threads, each issuing one synchronous write at a time: the in-process equivalent of fio
+ * {@code --rw=randwrite --iodepth=32 --direct=1}), over a {@code memory} cache device, MiB/s of
+ * the writecache with contiguous allocation (a multi-block write is one cache-device I/O) and
+ * with one I/O per block (the bench-only {@code Options.withOneIoPerBlock()}), next to the cache
+ * device's own rate under the same load. block_size=512 at every bs, so that every bs above
+ * 512 B is a multi-block write (with 4096-byte blocks a 4 KiB write is a single block either way).
+ * No commits during a run (no flush, background off), as fio without fsync; the region fits in
+ * the cache, so nothing goes around and nothing is written back.
+ */
+public final class WritecacheBench {
+    static final int MIB = 1 << 20;
+    static final int THREADS = 32;
+
+    static BlockDevice memory(long size) throws IOException {
+        Target t = new MemoryTargetFactory().create(new TargetContext() {
+            public String deviceName() { return "mem"; }
+            public Map<String, String> arguments() { return Map.of("size", Long.toString(size)); }
+            public BlockDevice lowerDevice(String name) { return null; }
+        });
+        return t;
+    }
+
+    /** Writes every byte once: a never-written memory device pays for chunk allocation. */
+    static void prefill(BlockDevice d) throws IOException {
+        ByteBuffer b = ByteBuffer.allocateDirect(MIB);
+        for (long off = 0; off < d.size(); off += MIB) {
+            int n = (int) Math.min(MIB, d.size() - off);
+            d.write(off, b.clear().limit(n), 0);
+        }
+    }
+
+    /** MiB/s of random aligned bs writes over [0, region) of d, THREADS in flight, for millis. */
+    static double run(BlockDevice d, long region, int bs, long warmMillis, long millis) throws Exception {
+        LongAdder bytes = new LongAdder();
+        long[] phase = new long[1];
+        long start = System.nanoTime();
+        long measureFrom = start + warmMillis * 1_000_000L;
+        long end = measureFrom + millis * 1_000_000L;
+        List<Thread> threads = new ArrayList<>();
+        Exception[] failure = new Exception[1];
+        long chunks = region / bs;
+        for (int i = 0; i < THREADS; i++) {
+            Thread t = new Thread(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(bs);
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                try {
+                    while (true) {
+                        long now = System.nanoTime();
+                        if (now >= end) {
+                            return;
+                        }
+                        d.write(r.nextLong(chunks) * bs, buf.clear(), 0);
+                        if (now >= measureFrom) {
+                            bytes.add(bs);
+                        }
+                    }
+                } catch (Exception e) {
+                    synchronized (failure) {
+                        failure[0] = e;
+                    }
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        return bytes.sum() / (double) MIB / (millis / 1000.0);
+    }
+
+    static WritecacheTarget open(BlockDevice backing, BlockDevice cache, boolean onePerBlock) throws IOException {
+        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA); // a fresh cache each time
+        Options o = Options.defaults().manual();
+        return Recovery.open("wcbench", backing, cache, null, 512, true, Tunables.DEFAULTS,
+                onePerBlock ? o.withOneIoPerBlock() : o);
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean quick = List.of(args).contains("--quick");
+        long region = (quick ? 64L : 256L) * MIB;
+        long millis = quick ? 1000 : 3000;
+        long warm = quick ? 300 : 1000;
+        long slots = region / 512 + 1024;
+        long cacheBytes = Layout.dataOffset(512, slots) + slots * 512;
+        if (cacheBytes % 4096 == 0) {
+            cacheBytes += 512; // a memory device whose size is a multiple of 4096 has 4096-byte blocks
+        }
+        BlockDevice backing = memory(region + 512);
+        BlockDevice cache = memory(cacheBytes);
+        prefill(backing);
+        prefill(cache);
+        System.out.printf(Locale.ROOT, "writecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
+                THREADS, quick ? "1 s" : "3 s", region / MIB);
+        System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s | contiguous / per block |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|");
+        for (int bs = 512; bs <= 64 * 1024; bs *= 2) {
+            double dev = run(cache, region, bs, warm, millis);
+            double contiguous;
+            try (WritecacheTarget t = open(backing, cache, false)) {
+                contiguous = run(t, region, bs, warm, millis);
+            }
+            double perBlock;
+            try (WritecacheTarget t = open(backing, cache, true)) {
+                perBlock = run(t, region, bs, warm, millis);
+            }
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %,.0f | %.2f× |%n", bs < 1024 ? bs + " B" : bs / 1024 + " KiB",
+                    dev, contiguous, contiguous / dev, perBlock, contiguous / perBlock);
+        }
+    }
+}

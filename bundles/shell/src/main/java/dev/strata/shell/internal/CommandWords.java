@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import dev.strata.api.CacheMode;
+
 /**
  * What the positional words of Strata's own commands are, for completion: an explicit table, one
  * short syntax line per command, rather than a guess from each parameter's {@code @Descriptor}
@@ -36,7 +38,14 @@ final class CommandWords {
         }
     }
 
-    static final List<String> MODES = List.of("writeback", "writethrough", "writearound", "passthrough");
+    /** The words of {@link CacheMode}, as {@code cache:mode} takes them. */
+    static List<String> modes() {
+        List<String> out = new ArrayList<>();
+        for (CacheMode m : CacheMode.values()) {
+            out.add(m.label());
+        }
+        return out;
+    }
 
     private static final Map<String, String> TABLE = Map.ofEntries(
             Map.entry("dev:create", "[--transient] NEW TYPE KEY=VALUE…"),

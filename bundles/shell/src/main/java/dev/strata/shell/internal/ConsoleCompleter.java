@@ -91,7 +91,7 @@ final class ConsoleCompleter implements Completer {
                 case "TYPE" -> targetTypes(candidates);
                 case "KEY" -> tunableKeys(device, candidates);
                 case "KEY=VALUE…" -> keyValues(type, current, candidates);
-                case "MODE" -> CommandWords.MODES.forEach(m -> candidates.add(new Candidate(m, m, null, null, null, null, true)));
+                case "MODE" -> CommandWords.modes().forEach(m -> candidates.add(new Candidate(m, m, null, null, null, null, true)));
                 default -> {
                     // a new name or free text: nothing to offer
                 }

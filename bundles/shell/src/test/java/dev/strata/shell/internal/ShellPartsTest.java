@@ -66,6 +66,7 @@ class ShellPartsTest {
         assertNull(status.kindAt(1)); // one device only
         assertEquals("KEY", CommandWords.of("dev:message").kindAt(1));
         assertEquals("MODE", CommandWords.of("cache:mode").kindAt(1));
+        assertTrue(CommandWords.modes().contains("writethrough"));
         for (String c : List.of("dev:info", "dev:remove", "dev:reload", "dev:suspend", "dev:resume", "cache:stats",
                 "cache:set", "cache:writeback", "cache:detach", "nbd:export")) {
             assertEquals("DEVICE", CommandWords.of(c).kindAt(0), c);

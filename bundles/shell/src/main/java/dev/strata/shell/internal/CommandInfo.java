@@ -32,6 +32,9 @@ final class CommandInfo {
          */
         private static final Pattern SYNTAX = Pattern.compile("^(\\[--?[a-z]|\\[?[A-Z][A-Z0-9_=…]*(\\]|\\s|,|$)).*");
 
+        /** A descriptor that lists the words the parameter takes: {@code a, b or c}. */
+        private static final Pattern CHOICES = Pattern.compile("[a-z]+(, [a-z]+)* or [a-z]+");
+
         /** Whether the descriptor is a syntax, shown as it is. */
         boolean syntax() {
             return SYNTAX.matcher(descriptor).matches();
@@ -41,6 +44,9 @@ final class CommandInfo {
         String label() {
             if (syntax()) {
                 return descriptor;
+            }
+            if (CHOICES.matcher(descriptor).matches()) { // "writeback, writethrough or passthrough"
+                return String.join("|", descriptor.split(",\\s*|\\s+or\\s+"));
             }
             String d = descriptor.toLowerCase(Locale.ROOT);
             if (d.contains("key=value")) {

@@ -82,6 +82,8 @@ class ShellPartsTest {
         assertFalse(new CommandInfo.Param("cache device name", false).syntax());
         assertEquals("DEVICE", new CommandInfo.Param("cache device name", false).label());
         assertFalse(new CommandInfo.Param("Name or ID of the component", false).syntax());
+        assertEquals("writeback|writethrough|passthrough",
+                new CommandInfo.Param("writeback, writethrough or passthrough", false).label());
     }
 
     @Test

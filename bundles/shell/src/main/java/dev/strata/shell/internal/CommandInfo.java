@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 import org.apache.felix.gogo.runtime.CommandProxy;
 import org.apache.felix.service.command.CommandSession;
@@ -25,8 +26,28 @@ final class CommandInfo {
 
     /** One positional parameter (not a {@code CommandSession}, not an {@code @Parameter} option). */
     record Param(String descriptor, boolean varargs) {
+        /**
+         * A descriptor that is itself a syntax ({@code [--force] NAME}, {@code DEV KEY VALUE}): a
+         * command that takes its words as one list and parses them itself says so this way.
+         */
+        private static final Pattern SYNTAX = Pattern.compile("^(\\[--?[a-z]|\\[?[A-Z][A-Z0-9_=…]*(\\]|\\s|,|$)).*");
+
+        /** A descriptor that lists the words the parameter takes: {@code a, b or c}. */
+        private static final Pattern CHOICES = Pattern.compile("[a-z]+(, [a-z]+)* or [a-z]+");
+
+        /** Whether the descriptor is a syntax, shown as it is. */
+        boolean syntax() {
+            return SYNTAX.matcher(descriptor).matches();
+        }
+
         /** A short upper-case label from the descriptor's first words: "device name" → NAME. */
         String label() {
+            if (syntax()) {
+                return descriptor;
+            }
+            if (CHOICES.matcher(descriptor).matches()) { // "writeback, writethrough or passthrough"
+                return String.join("|", descriptor.split(",\\s*|\\s+or\\s+"));
+            }
             String d = descriptor.toLowerCase(Locale.ROOT);
             if (d.contains("key=value")) {
                 return "KEY=VALUE…";
@@ -51,6 +72,11 @@ final class CommandInfo {
     /** One option or flag: {@code --force}, {@code --name NAME}. */
     record Option(List<String> names, String descriptor, boolean flag) {
     }
+
+    /** How a no-argument overload that only prints the usage is described. */
+    private static final String USAGE_SUFFIX = "(usage)";
+    /** The descriptor of a word list that takes no words ({@code dev:targets}). */
+    private static final String NO_ARGUMENTS = "no arguments";
 
     final String name;
     final List<Method> methods;
@@ -141,15 +167,27 @@ final class CommandInfo {
         }
     }
 
-    /** The command's one-line description, or "" if it has none. */
+    /**
+     * The command's one-line description, or "" if it has none: that of the overload with the
+     * fewest parameters, leaving out overloads that only print the usage (described as
+     * "… (usage)"), whose descriptor says nothing of what the command does.
+     */
     String description() {
+        String usageOnly = "";
         for (Method m : methods) {
             Descriptor d = m.getAnnotation(Descriptor.class);
-            if (d != null) {
-                return oneLine(d.value());
+            if (d == null) {
+                continue;
+            }
+            String text = oneLine(d.value());
+            if (!text.endsWith(USAGE_SUFFIX)) {
+                return text;
+            }
+            if (usageOnly.isEmpty()) {
+                usageOnly = text.substring(0, text.length() - USAGE_SUFFIX.length()).strip();
             }
         }
-        return "";
+        return usageOnly;
     }
 
     /** The positional parameters of the method with the most of them. */
@@ -173,6 +211,9 @@ final class CommandInfo {
                 continue;
             }
             Descriptor d = find(anns[i], Descriptor.class);
+            if (d != null && oneLine(d.value()).equalsIgnoreCase(NO_ARGUMENTS)) {
+                continue;
+            }
             boolean varargs = types[i].isArray() || List.class.isAssignableFrom(types[i]);
             out.add(new Param(d == null ? types[i].getSimpleName().toLowerCase(Locale.ROOT) : oneLine(d.value()), varargs));
         }
@@ -214,7 +255,9 @@ final class CommandInfo {
             lines.add("  " + description);
         }
         for (Param p : params) {
-            lines.add(String.format("  %-14s %s", p.label(), p.descriptor()));
+            if (!p.syntax()) { // a syntax says it all in the usage line
+                lines.add(String.format("  %-14s %s", p.label(), p.descriptor()));
+            }
         }
         for (Option o : options) {
             lines.add(String.format("  %-14s %s", String.join(", ", o.names()), o.descriptor()));

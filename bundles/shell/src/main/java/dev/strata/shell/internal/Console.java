@@ -60,6 +60,9 @@ final class Console implements Runnable {
     /** How long the console waits at start for the stack to be up before it says what is not. */
     static final long PROBLEMS_WAIT_SECONDS = 5;
 
+    /** How long the console waits after Ctrl-C for the command to stop before the prompt. */
+    static final long INTERRUPT_WAIT_SECONDS = 10;
+
     private final BundleContext context;
     private final CommandProcessor processor;
     private final Supplier<DeviceManager> devices;
@@ -67,6 +70,8 @@ final class Console implements Runnable {
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
     private volatile Terminal terminal;
     private volatile boolean closing;
+    /** Set by Ctrl-C while a command runs: the console waits for it before the next prompt. */
+    private volatile boolean interruptSent;
 
     Console(BundleContext context, CommandProcessor processor, Supplier<DeviceManager> devices, Path home) {
         this.context = context;
@@ -146,6 +151,7 @@ final class Console implements Runnable {
         t.handle(Terminal.Signal.INT, s -> {
             Job job = session.foregroundJob();
             if (job != null) {
+                interruptSent = true;
                 job.interrupt();
             }
         });
@@ -180,7 +186,12 @@ final class Console implements Runnable {
 
     private void execute(CommandSession session, String statement, PrintWriter out) {
         try {
-            Object result = session.execute(statement);
+            Object result;
+            try {
+                result = session.execute(statement);
+            } finally {
+                awaitInterruptedCommand(session, out);
+            }
             session.put("_", result);
             if (result != null) {
                 CharSequence text = session.format(result, Converter.INSPECT);
@@ -197,6 +208,22 @@ final class Console implements Runnable {
         } finally {
             Thread.interrupted(); // an interrupt meant for the command must not end the console
             out.flush();
+        }
+    }
+
+    /**
+     * After Ctrl-C, Gogo's job returns at once while the command's own thread is still stopping
+     * (a cancelled writeback prints how far it got): wait for it, bounded, so that what it prints
+     * comes before the prompt and not across the next line.
+     */
+    private void awaitInterruptedCommand(CommandSession session, PrintWriter out) {
+        if (!interruptSent) {
+            return;
+        }
+        interruptSent = false;
+        if (!CommandThreads.awaitIdle(session, INTERRUPT_WAIT_SECONDS)) {
+            out.println("strata: the interrupted command has not stopped within " + INTERRUPT_WAIT_SECONDS
+                    + " s; it may still print");
         }
     }
 

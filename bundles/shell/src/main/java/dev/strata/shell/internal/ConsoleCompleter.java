@@ -21,11 +21,12 @@ import dev.strata.api.DeviceManager;
 
 /**
  * Tab completion: the command word from the session's commands (with their descriptions), then
- * for each parameter what its {@code @Descriptor} says it is — a device (the device manager's
+ * for each positional word what {@link CommandWords} says it is (for a command it does not know,
+ * what the parameter's {@code @Descriptor} suggests) — a device (the device manager's
  * devices), a target type ({@link DeviceManager#targetTypes()}), a tunable key (the
  * {@code [key=value]} words of the device's type's usage line), {@code key=value} arguments
  * (the keys of the type given earlier on the line; device names after {@code backing=} and the
- * like) — and options ({@code --force}) after a {@code -}.
+ * like), a cache mode — and options ({@code --force}) after a {@code -}.
  */
 final class ConsoleCompleter implements Completer {
 
@@ -55,42 +56,65 @@ final class ConsoleCompleter implements Completer {
             if (command == null) {
                 return;
             }
+            CommandWords.Syntax syntax = CommandWords.of(command.name);
             if (current.startsWith("-")) {
                 for (CommandInfo.Option o : command.options()) {
                     for (String n : o.names()) {
                         candidates.add(new Candidate(n, n, null, blankToNull(o.descriptor()), null, null, true));
                     }
                 }
+                if (syntax != null) {
+                    for (String f : syntax.flags()) {
+                        candidates.add(new Candidate(f, f, null, null, null, null, true));
+                    }
+                }
                 return;
             }
             List<String> positional = positional(command, words.subList(1, Math.min(index, words.size())));
-            List<CommandInfo.Param> params = command.params();
-            if (params.isEmpty()) {
+            String kind;
+            String device;
+            String type;
+            if (syntax != null) {
+                kind = syntax.kindAt(positional.size());
+                device = syntax.wordOf("DEVICE", positional);
+                type = syntax.wordOf("TYPE", positional);
+            } else {
+                kind = guessedKind(command, positional.size());
+                device = positional.isEmpty() ? null : positional.get(0);
+                type = typeOnLine(command.params(), positional);
+            }
+            if (kind == null) {
                 return;
             }
-            int pos = positional.size();
-            CommandInfo.Param param = pos < params.size() ? params.get(pos)
-                    : params.get(params.size() - 1).varargs() ? params.get(params.size() - 1) : null;
-            if (param == null) {
-                return;
-            }
-            String function = command.name.substring(command.name.indexOf(':') + 1);
-            switch (param.label()) {
-                case "DEVICE" -> {
-                    if (!(pos == 0 && function.equals("create"))) {
-                        deviceNames("", candidates);
-                    }
-                }
+            switch (kind) {
+                case "DEVICE" -> deviceNames("", candidates);
                 case "TYPE" -> targetTypes(candidates);
-                case "KEY" -> tunableKeys(positional.isEmpty() ? null : positional.get(0), candidates);
-                case "KEY=VALUE…" -> keyValues(typeOnLine(params, positional), current, candidates);
+                case "KEY" -> tunableKeys(device, candidates);
+                case "KEY=VALUE…" -> keyValues(type, current, candidates);
+                case "MODE" -> CommandWords.modes().forEach(m -> candidates.add(new Candidate(m, m, null, null, null, null, true)));
                 default -> {
-                    // free text: nothing to offer
+                    // a new name or free text: nothing to offer
                 }
             }
         } catch (RuntimeException e) {
             // completion must never break the line being edited
         }
+    }
+
+    /** For a command {@link CommandWords} does not know: the kind its {@code @Descriptor} wording suggests. */
+    private static String guessedKind(CommandInfo command, int pos) {
+        List<CommandInfo.Param> params = command.params();
+        if (params.isEmpty()) {
+            return null;
+        }
+        CommandInfo.Param last = params.get(params.size() - 1);
+        CommandInfo.Param param = pos < params.size() ? params.get(pos) : last.varargs() ? last : null;
+        if (param == null) {
+            return null;
+        }
+        String label = param.label();
+        boolean create = command.name.endsWith(":create");
+        return label.equals("DEVICE") && pos == 0 && create ? "NEW" : label;
     }
 
     private void commands(List<Candidate> candidates) {

@@ -54,6 +54,39 @@ class ShellPartsTest {
     }
 
     @Test
+    void commandWordsSayWhichWordsAreDevicesTypesAndKeys() {
+        CommandWords.Syntax create = CommandWords.of("dev:create");
+        assertEquals(List.of("--transient"), create.flags());
+        assertEquals("NEW", create.kindAt(0));
+        assertEquals("TYPE", create.kindAt(1));
+        assertEquals("KEY=VALUE…", create.kindAt(5)); // the last kind repeats
+        assertEquals("memory", create.wordOf("TYPE", List.of("m9", "memory")));
+        CommandWords.Syntax status = CommandWords.of("dev:status");
+        assertEquals("DEVICE", status.kindAt(0));
+        assertNull(status.kindAt(1)); // one device only
+        assertEquals("KEY", CommandWords.of("dev:message").kindAt(1));
+        assertEquals("MODE", CommandWords.of("cache:mode").kindAt(1));
+        assertTrue(CommandWords.modes().contains("writethrough"));
+        for (String c : List.of("dev:info", "dev:remove", "dev:reload", "dev:suspend", "dev:resume", "cache:stats",
+                "cache:set", "cache:writeback", "cache:detach", "nbd:export")) {
+            assertEquals("DEVICE", CommandWords.of(c).kindAt(0), c);
+        }
+        assertNull(CommandWords.of("felix:lb"));
+    }
+
+    @Test
+    void aDescriptorThatIsASyntaxIsShownAsItIs() {
+        assertTrue(new CommandInfo.Param("[--force] NAME", true).syntax());
+        assertEquals("NAME", new CommandInfo.Param("NAME", true).label());
+        assertEquals("DEV KEY VALUE, or DEV KEY=VALUE", new CommandInfo.Param("DEV KEY VALUE, or DEV KEY=VALUE", true).label());
+        assertFalse(new CommandInfo.Param("cache device name", false).syntax());
+        assertEquals("DEVICE", new CommandInfo.Param("cache device name", false).label());
+        assertFalse(new CommandInfo.Param("Name or ID of the component", false).syntax());
+        assertEquals("writeback|writethrough|passthrough",
+                new CommandInfo.Param("writeback, writethrough or passthrough", false).label());
+    }
+
+    @Test
     void usageLinesGiveTheKeysAndTheirPlaceholders() {
         Map<String, String> keys = ConsoleCompleter.usageKeys("writeboost backing=DEV cache=DEV [format=true] [bypass_threshold=1M]");
         assertEquals(List.of("backing", "cache", "format", "bypass_threshold"), List.copyOf(keys.keySet()));

@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 import org.apache.felix.gogo.runtime.CommandProxy;
 import org.apache.felix.service.command.CommandSession;
@@ -24,9 +25,16 @@ import org.apache.felix.service.command.Parameter;
 final class CommandInfo {
 
     /** One positional parameter (not a {@code CommandSession}, not an {@code @Parameter} option). */
-    record Param(String descriptor, boolean varargs) {
+    record Param(String descriptor, boolean varargs, String synopsis) {
+        Param(String descriptor, boolean varargs) {
+            this(descriptor, varargs, null);
+        }
+
         /** A short upper-case label from the descriptor's first words: "device name" → NAME. */
         String label() {
+            if (synopsis != null) {
+                return synopsis;
+            }
             String d = descriptor.toLowerCase(Locale.ROOT);
             if (d.contains("key=value")) {
                 return "KEY=VALUE…";
@@ -46,7 +54,28 @@ final class CommandInfo {
             String first = d.replaceFirst("^(the|a|an)\\s+", "").replaceFirst("'s\\b", "").split("[^a-z0-9_]+", 2)[0];
             return (first.isEmpty() ? "ARG" : first.toUpperCase(Locale.ROOT)) + (varargs ? "…" : "");
         }
+
+        /** What completion offers for it: DEVICE, TYPE, KEY, KEY=VALUE… (else the label). */
+        String kind() {
+            if (synopsis == null) {
+                return label();
+            }
+            return switch (synopsis.replace("[", "").replace("]", "")) {
+                case "NAME", "DEV", "DEVICE" -> "DEVICE";
+                case "TYPE" -> "TYPE";
+                case "KEY" -> "KEY";
+                case "KEY=VALUE…" -> "KEY=VALUE…";
+                default -> synopsis;
+            };
+        }
     }
+
+    /**
+     * A synopsis word of a command that takes its words as one varargs parameter and describes
+     * them as {@code "[--force] NAME TYPE KEY=VALUE…"} (the dev: commands accept KEY=VALUE and
+     * KEY VALUE alike, so they parse their own words): an option, or a placeholder.
+     */
+    private static final Pattern SYNOPSIS_WORD = Pattern.compile("\\[?(--[a-z][a-z-]*|[A-Z][A-Z_]*(=[A-Z_]+)?…?)]?");
 
     /** One option or flag: {@code --force}, {@code --name NAME}. */
     record Option(List<String> names, String descriptor, boolean flag) {
@@ -55,7 +84,7 @@ final class CommandInfo {
     final String name;
     final List<Method> methods;
 
-    private CommandInfo(String name, List<Method> methods) {
+    CommandInfo(String name, List<Method> methods) {
         this.name = name;
         this.methods = methods;
     }
@@ -165,6 +194,16 @@ final class CommandInfo {
     }
 
     static List<Param> params(Method m) {
+        List<String> synopsis = synopsis(m);
+        if (synopsis != null) {
+            List<Param> out = new ArrayList<>();
+            for (String w : synopsis) {
+                if (!w.replace("[", "").startsWith("--")) {
+                    out.add(new Param(w, w.endsWith("…") || w.endsWith("…]"), w));
+                }
+            }
+            return out;
+        }
         List<Param> out = new ArrayList<>();
         Class<?>[] types = m.getParameterTypes();
         Annotation[][] anns = m.getParameterAnnotations();
@@ -190,6 +229,13 @@ final class CommandInfo {
                     Descriptor d = find(a, Descriptor.class);
                     boolean flag = !Parameter.UNSPECIFIED.equals(p.presentValue());
                     out.putIfAbsent(p.names()[0], new Option(List.of(p.names()), d == null ? "" : oneLine(d.value()), flag));
+                }
+            }
+            List<String> synopsis = synopsis(m);
+            for (String w : synopsis == null ? List.<String>of() : synopsis) {
+                String name = w.replace("[", "").replace("]", "");
+                if (name.startsWith("--")) {
+                    out.putIfAbsent(name, new Option(List.of(name), "", true));
                 }
             }
         }
@@ -220,6 +266,40 @@ final class CommandInfo {
             lines.add(String.format("  %-14s %s", String.join(", ", o.names()), o.descriptor()));
         }
         return lines;
+    }
+
+    /**
+     * The words of a single varargs parameter's synopsis descriptor (its first alternative,
+     * before ", or"), or null if the method has no such parameter; "no arguments" is no words.
+     */
+    static List<String> synopsis(Method m) {
+        Class<?>[] types = m.getParameterTypes();
+        Annotation[][] anns = m.getParameterAnnotations();
+        String descriptor = null;
+        int positional = 0;
+        for (int i = 0; i < types.length; i++) {
+            if (CommandSession.class.isAssignableFrom(types[i]) || find(anns[i], Parameter.class) != null) {
+                continue;
+            }
+            positional++;
+            Descriptor d = find(anns[i], Descriptor.class);
+            if (types[i] == String[].class && d != null) {
+                descriptor = oneLine(d.value());
+            }
+        }
+        if (positional != 1 || descriptor == null) {
+            return null;
+        }
+        if (descriptor.equals("no arguments")) {
+            return List.of();
+        }
+        List<String> words = List.of(descriptor.split(",\\s*or\\s+", 2)[0].strip().split("\\s+"));
+        for (String w : words) {
+            if (!SYNOPSIS_WORD.matcher(w).matches()) {
+                return null;
+            }
+        }
+        return words;
     }
 
     private static String oneLine(String s) {

@@ -75,7 +75,7 @@ final class ConsoleCompleter implements Completer {
                 return;
             }
             String function = command.name.substring(command.name.indexOf(':') + 1);
-            switch (param.label()) {
+            switch (param.kind()) {
                 case "DEVICE" -> {
                     if (!(pos == 0 && function.equals("create"))) {
                         deviceNames("", candidates);
@@ -130,7 +130,7 @@ final class ConsoleCompleter implements Completer {
 
     private static String typeOnLine(List<CommandInfo.Param> params, List<String> positional) {
         for (int i = 0; i < params.size() && i < positional.size(); i++) {
-            if (params.get(i).label().equals("TYPE")) {
+            if (params.get(i).kind().equals("TYPE")) {
                 return positional.get(i);
             }
         }

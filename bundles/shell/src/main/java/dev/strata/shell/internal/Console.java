@@ -67,6 +67,8 @@ final class Console implements Runnable {
     private final List<ServiceRegistration<?>> registrations = new ArrayList<>();
     private volatile Terminal terminal;
     private volatile boolean closing;
+    /** The command Ctrl-C interrupted, until it has finished (see {@link #awaitInterrupted}). */
+    private volatile Job interrupted;
 
     Console(BundleContext context, CommandProcessor processor, Supplier<DeviceManager> devices, Path home) {
         this.context = context;
@@ -146,6 +148,7 @@ final class Console implements Runnable {
         t.handle(Terminal.Signal.INT, s -> {
             Job job = session.foregroundJob();
             if (job != null) {
+                interrupted = job;
                 job.interrupt();
             }
         });
@@ -196,7 +199,30 @@ final class Console implements Runnable {
             }
         } finally {
             Thread.interrupted(); // an interrupt meant for the command must not end the console
+            awaitInterrupted();
             out.flush();
+        }
+    }
+
+    /**
+     * Gogo returns from an interrupted statement at once, while the command's own thread is still
+     * stopping (a cancelled cache:writeback prints how far it got): wait for it (bounded) so its
+     * last lines come before the next prompt and the next line never runs beside it.
+     */
+    private void awaitInterrupted() {
+        Job job = interrupted;
+        if (job == null) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try {
+            while (job.status() != Job.Status.Done && System.nanoTime() - deadline < 0) {
+                Thread.sleep(10);
+            }
+        } catch (InterruptedException e) {
+            Thread.interrupted(); // a second Ctrl-C: stop waiting, keep the console
+        } finally {
+            interrupted = null;
         }
     }
 

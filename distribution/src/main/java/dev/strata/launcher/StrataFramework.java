@@ -313,7 +313,8 @@ final class StrataFramework {
                 }
             }
             if (options.daemon && code == 0) {
-                code = daemonReady(session);
+                // the stack settled once above; only commands that ran since can change it
+                code = daemonReady(options.scripts.isEmpty() ? problems : settle(session));
             }
         } catch (Exception e) {
             Main.printFailure(err, e);
@@ -337,8 +338,7 @@ final class StrataFramework {
      * configured export serving (after the {@code -c} commands, which may add some); otherwise it
      * prints one line per problem and exits 3.
      */
-    private int daemonReady(GogoSession session) {
-        List<String> problems = settle(session);
+    private int daemonReady(List<String> problems) {
         if (problems.isEmpty() || stopping.get()) {
             return 0;
         }

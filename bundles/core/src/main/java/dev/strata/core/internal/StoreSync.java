@@ -101,11 +101,13 @@ final class StoreSync {
             }
             d = core.graph.getLocked(def.name());
             if (def.id() == null) {
-                // written before identities existed, or by hand: the device keeps the identity it
-                // has; a new one gets its identity now, stored with the definition (below)
+                // written before identities existed, or by hand (a deploy/ file replaced by one
+                // without the id): the device keeps the identity it has, a new one gets one now;
+                // either way it is stored with the definition (below), or the next start would
+                // stamp a new one and the caches over this device would refuse it
                 def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
                         : java.util.UUID.randomUUID().toString());
-                stamp = d == null;
+                stamp = true;
             }
             if (d == null) {
                 d = new MappedDevice(core::gateTimeoutNanos, def);

@@ -50,6 +50,28 @@ class IdentityTest extends ManagerFixture {
         assertEquals(id, m.info("old").orElseThrow().id());
     }
 
+    /**
+     * A deploy/ .cfg file replaced by one without the id (a rebuilt or upgraded distribution,
+     * an edited copy) is re-read by FileInstall while the device runs: the device keeps its
+     * identity, and it must be stored again, or the next start stamps a new one and every cache
+     * over the device refuses its own backing device ("belongs to another backing device").
+     */
+    @Test
+    void anIdentityDroppedByAnOutsideEditIsKeptAndStoredAgain() throws Exception {
+        String key = store.putExternal(new DeviceDefinition("ext", "tfile",
+                args("path", dir.resolve("ext.img").toString(), "size", "1M")));
+        m.definitionChanged(key).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        String id = m.info("ext").orElseThrow().id();
+        assertEquals(id, store.load(key).orElseThrow().id());
+        store.save(new DeviceDefinition("ext", "tfile", args("path", dir.resolve("ext.img").toString(), "size", "1M")));
+        assertEquals(null, store.load(key).orElseThrow().id(), "the edit dropped the id");
+        m.definitionChanged(key).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(id, m.info("ext").orElseThrow().id());
+        assertEquals(id, store.load(key).orElseThrow().id(), "stored again under the same key");
+        restart();
+        assertEquals(id, m.info("ext").orElseThrow().id());
+    }
+
     @Test
     void aTargetLearnsItsLowerDevicesIdentity() throws Exception {
         cacheStack();

@@ -8,15 +8,14 @@ import dev.strata.api.TargetArguments;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 import dev.strata.api.WritebackController;
+import dev.strata.cache.support.writeback.ControllerRegistry;
 import dev.strata.cache.writeboost.internal.io.Tunables;
 import dev.strata.cache.writeboost.internal.io.WriteboostCache;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
@@ -39,22 +38,16 @@ public final class WriteboostFactory implements TargetFactory {
         ALLOWED = Set.copyOf(s);
     }
 
-    private final Map<String, WritebackController> controllers = new ConcurrentHashMap<>();
+    private final ControllerRegistry controllers = new ControllerRegistry();
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             service = WritebackController.class)
     void addController(WritebackController c, Map<String, Object> props) {
-        Object n = props.get(WritebackController.NAME);
-        if (n != null) {
-            controllers.put(n.toString().toLowerCase(Locale.ROOT), c);
-        }
+        controllers.add(c, props);
     }
 
     void removeController(WritebackController c, Map<String, Object> props) {
-        Object n = props.get(WritebackController.NAME);
-        if (n != null) {
-            controllers.remove(n.toString().toLowerCase(Locale.ROOT), c);
-        }
+        controllers.remove(c, props);
     }
 
     @Override

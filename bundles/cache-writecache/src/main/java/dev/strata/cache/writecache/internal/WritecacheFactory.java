@@ -8,6 +8,7 @@ import dev.strata.api.TargetArguments;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 import dev.strata.api.WritebackController;
+import dev.strata.cache.support.writeback.ControllerRegistry;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.recovery.Recovery;
@@ -15,10 +16,8 @@ import java.io.IOException;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
@@ -48,22 +47,16 @@ public final class WritecacheFactory implements TargetFactory {
      * bundle providing controllers can come, go and be updated under load; the built-in
      * modulator paces meanwhile).
      */
-    private final Map<String, WritebackController> controllers = new ConcurrentHashMap<>();
+    private final ControllerRegistry controllers = new ControllerRegistry();
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             service = WritebackController.class)
     void addController(WritebackController c, Map<String, Object> props) {
-        Object n = props.get(WritebackController.NAME);
-        if (n != null) {
-            controllers.put(n.toString().toLowerCase(Locale.ROOT), c);
-        }
+        controllers.add(c, props);
     }
 
     void removeController(WritebackController c, Map<String, Object> props) {
-        Object n = props.get(WritebackController.NAME);
-        if (n != null) {
-            controllers.remove(n.toString().toLowerCase(Locale.ROOT), c);
-        }
+        controllers.remove(c, props);
     }
 
     public WritecacheFactory() {

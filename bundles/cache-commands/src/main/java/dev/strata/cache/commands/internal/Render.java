@@ -222,13 +222,15 @@ final class Render {
 
     static String controllers(List<Controller> controllers) {
         if (controllers.isEmpty()) {
-            return "no writeback controllers installed; every cache paces writeback with its built-in default\n";
+            return "no writeback controllers installed; every cache paces writeback with its built-in controller (builtin)\n";
         }
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"NAME", "BUNDLE", "VERSION"});
         for (Controller c : controllers) {
             rows.add(new String[] {c.name(), c.bundle(), c.version()});
         }
+        // the fallback has its own name, so a cache falling back never shows a service's name
+        rows.add(new String[] {"builtin", "(in every cache: the fallback)", "-"});
         return table(rows);
     }
 

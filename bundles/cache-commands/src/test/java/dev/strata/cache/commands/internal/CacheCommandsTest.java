@@ -474,7 +474,7 @@ class CacheCommandsTest {
         assertTrue(error("cache:writeback").startsWith("usage: cache:writeback DEV"));
         assertTrue(error("cache:detach").startsWith("usage: cache:detach DEV"));
         assertTrue(error("cache:mode").startsWith("usage: cache:mode DEV"));
-        assertEquals("no writeback controllers installed; every cache paces writeback with its built-in default",
+        assertEquals("no writeback controllers installed; every cache paces writeback with its built-in controller (builtin)",
                 run("cache:controllers"));
     }
 }

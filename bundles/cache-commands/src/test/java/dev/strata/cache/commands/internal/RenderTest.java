@@ -109,9 +109,10 @@ class RenderTest {
 
     @Test
     void controllersAreATable() {
-        assertEquals("NAME       BUNDLE              VERSION\n"
-                + "idle       dev.strata.daemons  0.1.0\n"
-                + "modulator  dev.strata.daemons  0.1.0\n",
+        assertEquals("NAME       BUNDLE                          VERSION\n"
+                + "idle       dev.strata.daemons              0.1.0\n"
+                + "modulator  dev.strata.daemons              0.1.0\n"
+                + "builtin    (in every cache: the fallback)  -\n",
                 Render.controllers(List.of(new Render.Controller("idle", "dev.strata.daemons", "0.1.0"),
                         new Render.Controller("modulator", "dev.strata.daemons", "0.1.0"))));
     }

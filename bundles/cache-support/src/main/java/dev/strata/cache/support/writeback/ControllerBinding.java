@@ -21,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * with {@code set}. A controller that throws from {@code decide} is not trusted for that decision:
  * the fallback's session decides instead, and the failure shows in {@link #status()}.
  *
+ * <p>The fallback is called {@value Modulator#NAME} in {@value #ACTIVE}; {@value #FALLBACK} is
+ * {@code true} while it stands in for a missing controller, {@code false} when the cache asked
+ * for {@code builtin} itself. Each switch is logged once (fell back / bound).
+ *
  * <p>Called by the cache's writeback task (one thread at a time, as the session contract asks);
  * {@link #status()} may be called from any thread.
  */
@@ -29,6 +33,8 @@ public final class ControllerBinding implements AutoCloseable {
     /** Status keys (the wanted name is the cache's own {@code writeback.controller} tunable). */
     public static final String ACTIVE = "writeback.controller.active";
     public static final String FALLBACK = "writeback.controller.fallback";
+    /** Sessions opened so far: one more each time the cache bound another service (or the built-in). */
+    public static final String SESSIONS = "writeback.controller.sessions";
     public static final String SESSION_PREFIX = "writeback.controller.";
 
     private final String cache;
@@ -39,6 +45,7 @@ public final class ControllerBinding implements AutoCloseable {
     // ---- the writeback task's (guarded by this for status) ----
     private WritebackController bound;
     private String boundName;
+    private String wantedName;
     private WritebackController.Session session;
     private Map<String, String> applied = Map.of();
     private WritebackController.Session fallbackSession;
@@ -77,7 +84,16 @@ public final class ControllerBinding implements AutoCloseable {
         }
         WritebackController.Session s;
         synchronized (this) {
+            wantedName = wanted;
             if (c != bound || session == null) {
+                if (bound != null || c != fallback) {
+                    if (c == fallback && !fallbackName.equals(wanted)) {
+                        LOG.info("{}: writeback controller {} is not available; the cache's built-in controller ({}) paces writeback",
+                                cache, wanted, fallbackName);
+                    } else if (c != fallback) {
+                        LOG.info("{}: writeback paced by controller {}", cache, wanted);
+                    }
+                }
                 closeSession();
                 boundName = c == fallback ? fallbackName : wanted;
                 s = open(c, tunables);
@@ -167,9 +183,9 @@ public final class ControllerBinding implements AutoCloseable {
         return boundName == null ? fallbackName : boundName;
     }
 
-    /** Whether the fallback is in use. */
+    /** Whether the built-in stands in for a controller that is not available (false if it was asked for). */
     public synchronized boolean usingFallback() {
-        return bound == null || bound == fallback;
+        return (bound == null || bound == fallback) && !fallbackName.equals(wantedName);
     }
 
     /** Sessions opened so far (one more each time the controller service changed). */
@@ -178,13 +194,14 @@ public final class ControllerBinding implements AutoCloseable {
     }
 
     /**
-     * {@value #ACTIVE}, {@value #FALLBACK}, then the session's status keys prefixed with
+     * {@value #ACTIVE}, {@value #FALLBACK}, {@value #SESSIONS}, then the session's status keys prefixed with
      * {@value #SESSION_PREFIX}, and {@code writeback.controller.error} after a failure.
      */
     public synchronized Map<String, String> status() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put(ACTIVE, active());
         m.put(FALLBACK, Boolean.toString(usingFallback()));
+        m.put(SESSIONS, Long.toString(reopened));
         if (session != null) {
             try {
                 for (Map.Entry<String, String> e : session.status().entrySet()) {

@@ -6,12 +6,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The built-in writeback controller: write back a full batch while the backing device is less
- * busy than {@code writeback_threshold} percent, nothing otherwise. A threshold of 0 turns
- * background writeback off (the cache still writes back when its log is full).
+ * The built-in writeback controller, named {@value #NAME}: write back a full batch while the
+ * backing device is less busy than {@code writeback_threshold} percent, nothing otherwise. A
+ * threshold of 0 turns background writeback off (the cache still writes back when its log is full).
+ *
+ * <p>Named {@code builtin}, not {@code modulator}: the daemons bundle registers a service called
+ * {@code modulator} (dm-writeboost's once-a-second gate), and a cache falling back while that
+ * service is away must not show the same name as the service itself (docs/daemons.md).
  */
 public final class Modulator implements WritebackController {
-    public static final String NAME = "modulator";
+    public static final String NAME = "builtin";
     public static final Modulator INSTANCE = new Modulator();
     public static final String THRESHOLD = "writeback_threshold";
     /** How long to wait before asking again when the device is too busy. */

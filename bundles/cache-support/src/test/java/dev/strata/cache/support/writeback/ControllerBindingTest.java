@@ -65,7 +65,7 @@ class ControllerBindingTest {
         ControllerBinding b = ControllerBinding.withModulator("wb", registry::get);
         // nothing registered: the modulator decides (idle device: a full batch)
         assertEquals(500, b.decide("seven", tunables, load(0)).blocks());
-        assertEquals("modulator", b.active());
+        assertEquals("builtin", b.active());
         assertTrue(b.usingFallback());
         assertEquals("true", b.status().get(ControllerBinding.FALLBACK));
         assertEquals("70", b.status().get("writeback.controller.writeback_threshold"));
@@ -88,7 +88,7 @@ class ControllerBindingTest {
 
         registry.remove("seven"); // its bundle is being updated
         assertEquals(0, b.decide("seven", tunables, load(90)).blocks(), "the modulator: device too busy");
-        assertEquals("modulator", b.active());
+        assertEquals("builtin", b.active());
         assertEquals(0, seven.open, "the old session was closed");
 
         Seven updated = new Seven();
@@ -137,5 +137,21 @@ class ControllerBindingTest {
         assertEquals(0, a.open);
         assertEquals(1, c.open);
         assertEquals("c", b.active());
+    }
+
+    @Test
+    void theBuiltInIsNamedBuiltinAndIsNoFallbackWhenAskedFor() {
+        registry.put("modulator", new Seven()); // the daemons bundle's modulator: another controller
+        ControllerBinding b = ControllerBinding.withModulator("wb", registry::get);
+        assertEquals(7, b.decide("modulator", tunables, load(0)).blocks());
+        assertEquals("modulator", b.active());
+        assertFalse(b.usingFallback());
+        registry.remove("modulator");
+        b.decide("modulator", tunables, load(0));
+        assertEquals("builtin", b.status().get(ControllerBinding.ACTIVE), "the fallback never shows the service's name");
+        assertEquals("true", b.status().get(ControllerBinding.FALLBACK));
+        b.decide("builtin", tunables, load(0));
+        assertEquals("builtin", b.active());
+        assertEquals("false", b.status().get(ControllerBinding.FALLBACK), "asked for: not standing in for anything");
     }
 }

@@ -32,4 +32,11 @@ class ControllerRegistryTest {
         r.add(old, Map.of());
         assertNull(r.get(null));
     }
+
+    @Test
+    void aServiceNamedLikeTheBuiltInIsNotBound() {
+        ControllerRegistry r = new ControllerRegistry();
+        r.add(controller(), Map.of(WritebackController.NAME, "Builtin"));
+        assertNull(r.get(Modulator.NAME), "builtin always means the cache's own controller");
+    }
 }

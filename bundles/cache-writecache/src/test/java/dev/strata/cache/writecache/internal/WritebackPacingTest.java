@@ -93,7 +93,7 @@ class WritebackPacingTest {
             writeBlocks(t, 0, 8);
             t.backgroundOnce();
             assertEquals(0, t.cachedBlocks());
-            assertEquals("modulator", t.status().get("writeback.controller.active"));
+            assertEquals("builtin", t.status().get("writeback.controller.active"));
             assertEquals("true", t.status().get("writeback.controller.fallback"));
             assertEquals("70", t.status().get("writeback.controller.writeback_threshold"));
 
@@ -121,7 +121,7 @@ class WritebackPacingTest {
             factory.removeController(trickle, props("trickle"));
             t.backgroundOnce();
             assertEquals(0, t.cachedBlocks(), "the modulator took over");
-            assertEquals("modulator", t.status().get("writeback.controller.active"));
+            assertEquals("builtin", t.status().get("writeback.controller.active"));
             assertEquals(0, trickle.sessionsOpen, "the gone controller's session is closed");
 
             factory.addController(trickle, props("trickle"));

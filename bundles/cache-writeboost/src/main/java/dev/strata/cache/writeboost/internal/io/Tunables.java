@@ -46,7 +46,7 @@ public final class Tunables {
     static final Tunable<Boolean> T_WRITE_AROUND = Tunable.bool(WRITE_AROUND, false,
             "every write goes to the backing device (used to drain a cache)");
     static final Tunable<String> T_CONTROLLER = Tunable.name(CONTROLLER, "modulator",
-            "name of the WritebackController service that paces writeback (built-in: modulator)");
+            "name of the WritebackController service that paces writeback (builtin: the cache's own, also used while the named one is missing)");
     static final Tunable<Long> T_IO_TIMEOUT = Tunable.number(IO_TIMEOUT, 60_000, 1000, 3_600_000,
             "the longest a request waits for log space, a buffer or a flush, in milliseconds");
 

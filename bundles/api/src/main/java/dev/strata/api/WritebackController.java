@@ -54,6 +54,17 @@ public interface WritebackController {
             return false;
         }
 
+        /**
+         * What the cache wrote back after the last grant: {@code blocks} may be more than granted
+         * (a cache that writes back whole units, e.g. writeboost's log segments) or fewer (blocks
+         * that turned clean). A controller that spaces grants by a rate charges the difference, so
+         * the rate is what reaches the backing device, not what was granted. Called once per paced
+         * batch, not for the batches the cache's own triggers force. Added after the contract was
+         * agreed (api 1.5); the default ignores it.
+         */
+        default void wroteBack(long blocks, long nanoTime) {
+        }
+
         /** The current decision and its inputs, for {@code cache:stats} (stable order). */
         Map<String, String> status();
 

@@ -24,6 +24,8 @@ public final class TokenBucket {
 
     private long next;
     private boolean primed;
+    /** The rate of the last grant; a wait still ahead is rescaled when the rate changes. */
+    private double lastRate;
 
     /**
      * Takes what may be written now.
@@ -38,6 +40,7 @@ public final class TokenBucket {
             return 0;
         }
         prime(now);
+        rescale(now, blocksPerSec);
         if (now < next) {
             return 0;
         }
@@ -54,6 +57,29 @@ public final class TokenBucket {
             next = now + MAX_AHEAD_NANOS;
         }
         return (int) g;
+    }
+
+    /**
+     * Charges {@code blocks} more (or, negative, fewer) than were granted: the cache wrote back
+     * whole units beyond its grant, or found blocks already clean. The next slot moves by
+     * {@code blocks / rate}; unlike a grant's, this debt is not capped at {@link #MAX_AHEAD_NANOS}
+     * (a cache that writes 255 blocks per grant at 1 block/s must wait 254 s, not 2.5 s), but it
+     * is kept in blocks: a later change of rate rescales what is left of it.
+     */
+    public void charge(long blocks, double blocksPerSec) {
+        if (!primed || blocks == 0 || !(blocksPerSec > 0)) {
+            return;
+        }
+        next += Math.round(blocks * 1e9 / blocksPerSec);
+        lastRate = blocksPerSec;
+    }
+
+    /** A wait still ahead of {@code now}, taken at another rate, in blocks at the new one. */
+    private void rescale(long now, double blocksPerSec) {
+        if (lastRate > 0 && blocksPerSec != lastRate && next > now) {
+            next = now + Math.round((next - now) * lastRate / blocksPerSec);
+        }
+        lastRate = blocksPerSec;
     }
 
     /** How long until a grant is possible (0: now). */

@@ -76,4 +76,24 @@ class TokenBucketTest {
         // 10 s at 1234/s, plus the first quantum granted in advance
         assertEquals(12_340 + 123, granted, 124);
     }
+
+    @Test
+    void writtenBeyondTheGrantIsChargedUncappedAndRescaledWhenTheRateChanges() {
+        TokenBucket b = new TokenBucket();
+        // 10 blocks/s: a quantum is 1 block (100 ms); the cache wrote a whole 255-block segment
+        assertEquals(1, b.take(T0, 10, 10_000));
+        b.charge(254, 10);
+        assertEquals(25_500 * MS, b.behindNanos(T0) * -1, "255 blocks at 10/s: 25.5 s, not bcache's 2.5 s cap");
+        assertEquals(TokenBucket.MAX_AHEAD_NANOS, b.waitNanos(T0), "the cache is still told to ask within 2.5 s");
+        assertEquals(0, b.take(T0 + 2_500 * MS, 10, 10_000), "still in debt at 10/s");
+        // the rate goes up to 100 blocks/s: the 230 blocks still owed now take 2.3 s, not 23 s
+        assertEquals(0, b.take(T0 + 2_500 * MS, 100, 10_000));
+        assertEquals(2_300 * MS, b.waitNanos(T0 + 2_500 * MS));
+        assertEquals(10, b.take(T0 + 4_800 * MS, 100, 10_000), "debt paid: a quantum at 100/s");
+        // fewer written than granted: the rest is given back
+        TokenBucket c = new TokenBucket();
+        assertEquals(100, c.take(T0, 1000, 10_000));
+        c.charge(-60, 1000);
+        assertEquals(40 * MS, c.waitNanos(T0));
+    }
 }

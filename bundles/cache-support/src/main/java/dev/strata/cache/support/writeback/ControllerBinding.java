@@ -51,6 +51,8 @@ public final class ControllerBinding implements AutoCloseable {
     private WritebackController.Session fallbackSession;
     private Map<String, String> fallbackApplied = Map.of();
     private String lastError = "";
+    /** The session whose grant the cache is writing back now (wroteBack goes to it, once). */
+    private WritebackController.Session lastDecider;
     private long reopened;
 
     /**
@@ -112,7 +114,11 @@ public final class ControllerBinding implements AutoCloseable {
             }
         }
         try {
-            return s.decide(load);
+            WritebackController.Decision d = s.decide(load);
+            synchronized (this) {
+                lastDecider = s;
+            }
+            return d;
         } catch (RuntimeException e) {
             if (c == fallback) {
                 throw e;
@@ -122,7 +128,35 @@ public final class ControllerBinding implements AutoCloseable {
             }
             LOG.warn("{}: writeback controller {} failed, the built-in {} decides: {}", cache, boundName,
                     fallbackName, e.toString());
-            return fallbackSession(tunables).decide(load);
+            WritebackController.Session f = fallbackSession(tunables);
+            WritebackController.Decision d = f.decide(load);
+            synchronized (this) {
+                lastDecider = f;
+            }
+            return d;
+        }
+    }
+
+    /**
+     * Tells the session that made the last decision what the cache wrote back for it (see
+     * {@link WritebackController.Session#wroteBack}); once per decision, nothing if the session
+     * has been replaced since.
+     */
+    public void wroteBack(long blocks, long nanoTime) {
+        WritebackController.Session s;
+        synchronized (this) {
+            s = lastDecider;
+            lastDecider = null;
+        }
+        if (s == null) {
+            return;
+        }
+        try {
+            s.wroteBack(blocks, nanoTime);
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                lastError = boundName + ": " + e.getMessage();
+            }
         }
     }
 
@@ -168,6 +202,7 @@ public final class ControllerBinding implements AutoCloseable {
     }
 
     private void closeSession() {
+        lastDecider = null;
         if (session != null) {
             try {
                 session.close();

@@ -19,6 +19,7 @@ class ControllerBindingTest {
         final List<Map<String, String>> opened = new ArrayList<>();
         int open;
         final List<String> sets = new ArrayList<>();
+        final List<Long> wrote = new ArrayList<>();
         boolean explode;
 
         @Override
@@ -43,6 +44,11 @@ class ControllerBindingTest {
                 @Override
                 public Map<String, String> status() {
                     return Map.of("rate", "123");
+                }
+
+                @Override
+                public void wroteBack(long blocks, long nanoTime) {
+                    wrote.add(blocks);
                 }
 
                 @Override
@@ -153,5 +159,21 @@ class ControllerBindingTest {
         b.decide("builtin", tunables, load(0));
         assertEquals("builtin", b.active());
         assertEquals("false", b.status().get(ControllerBinding.FALLBACK), "asked for: not standing in for anything");
+    }
+
+    @Test
+    void whatWasWrittenBackReachesTheSessionThatGrantedItOnce() {
+        Seven seven = new Seven();
+        registry.put("seven", seven);
+        ControllerBinding b = ControllerBinding.withModulator("wb", registry::get);
+        b.decide("seven", tunables, load(0));
+        b.wroteBack(255, 1);
+        b.wroteBack(255, 2);
+        assertEquals(List.of(255L), seven.wrote, "once per decision");
+        b.decide("seven", tunables, load(0));
+        registry.remove("seven");
+        b.decide("seven", tunables, load(0)); // the builtin decides now
+        b.wroteBack(100, 3);
+        assertEquals(List.of(255L), seven.wrote, "not to a session that did not grant it");
     }
 }

@@ -32,6 +32,8 @@ final class IdleSession implements Session {
     private boolean busy;
     private long lastIdleMillis;
     private Decision lastDecision;
+    /** The rate of the last grant (0: it was not a paced grant, or it has been charged). */
+    private double grantRate;
 
     IdleSession(String cache, Map<String, String> tunables) {
         this.cache = cache;
@@ -62,7 +64,11 @@ final class IdleSession implements Session {
             } else {
                 int g = bucket.take(now, blocksPerSec, Math.min(load.maxBatch(), load.dirtyBlocks()));
                 d = new Decision(g, Math.min(bucket.waitNanos(now), untilIdle), Math.round(blocksPerSec));
+                grantRate = g > 0 ? blocksPerSec : 0;
             }
+        }
+        if (d.blocks() <= 0 || d.rateBlocksPerSec() < 0) {
+            grantRate = 0;
         }
         lastDecision = d;
         return d;
@@ -76,6 +82,15 @@ final class IdleSession implements Session {
         }
         settings = n;
         return true;
+    }
+
+    /** The bucket charges what was written back beyond (or short of) the last paced grant, once. */
+    @Override
+    public synchronized void wroteBack(long blocks, long nanoTime) {
+        if (grantRate > 0 && lastDecision != null) {
+            bucket.charge(blocks - lastDecision.blocks(), grantRate);
+            grantRate = 0;
+        }
     }
 
     @Override

@@ -48,6 +48,8 @@ final class PiSession implements Session {
     private boolean keepingUp = true;
     private CacheLoad lastLoad;
     private Decision lastDecision;
+    /** The rate of the last grant (0: it was not a paced grant, or it has been charged). */
+    private double grantRate;
 
     PiSession(String cache, Map<String, String> tunables) {
         this.cache = cache;
@@ -80,6 +82,10 @@ final class PiSession implements Session {
             double blocksPerSec = control.rate() * 512.0 / blockSize(load);
             int g = bucket.take(now, blocksPerSec, Math.min(load.maxBatch(), load.dirtyBlocks()));
             d = new Decision(g, bucket.waitNanos(now), Math.round(blocksPerSec));
+            grantRate = g > 0 ? blocksPerSec : 0;
+        }
+        if (d.blocks() <= 0 || d.rateBlocksPerSec() < 0) {
+            grantRate = 0;
         }
         lastDecision = d;
         return d;
@@ -118,6 +124,15 @@ final class PiSession implements Session {
             String what = RATE_MAXIMUM.key().equals(key) ? RATE_MAXIMUM.key() + "=" + max : RATE_MINIMUM.key() + "=" + min;
             throw new InvalidArgumentException(NAME + ": " + what + " leaves rate_minimum (" + min
                     + ") above rate_maximum (" + max + "); allowed rate_minimum ≤ rate_maximum, 1 to 1000000000 sectors per second");
+        }
+    }
+
+    /** The bucket charges what was written back beyond (or short of) the last paced grant, once. */
+    @Override
+    public synchronized void wroteBack(long blocks, long nanoTime) {
+        if (grantRate > 0 && lastDecision != null) {
+            bucket.charge(blocks - lastDecision.blocks(), grantRate);
+            grantRate = 0;
         }
     }
 

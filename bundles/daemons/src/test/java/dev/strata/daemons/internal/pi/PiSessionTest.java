@@ -87,6 +87,32 @@ class PiSessionTest {
     }
 
     @Test
+    void aCacheWritingWholeSegmentsBeyondItsGrantsIsChargedForThem() {
+        // 1000 blocks/s; the cache (writeboost) writes back 255-block segments whatever it is granted
+        PiSession s = new PiSession("c", Map.of("rate_minimum", "8000", "rate_maximum", "8000"));
+        long written = 0;
+        for (long t = T0; t < T0 + 10 * S; t += 10 * MS) {
+            Decision d = s.decide(load(t, 50_000));
+            if (d.blocks() > 0) {
+                s.wroteBack(255, t);
+                written += 255;
+            }
+        }
+        assertEquals(10_000, written, 255, "10 s at 1000 blocks/s, ± one segment");
+        // without the charge it would have been 100 grants a second, 25 500 blocks/s
+        PiSession uncharged = new PiSession("c", Map.of("rate_minimum", "8000", "rate_maximum", "8000"));
+        long grants = 0;
+        for (long t = T0; t < T0 + 10 * S; t += 10 * MS) {
+            grants += uncharged.decide(load(t, 50_000)).blocks() > 0 ? 1 : 0;
+        }
+        assertEquals(100, grants, 2);
+        // a report without a paced grant before it charges nothing
+        PiSession idle = new PiSession("c", Map.of("rate_minimum", "8000", "rate_maximum", "8000"));
+        idle.wroteBack(1_000_000, T0);
+        assertEquals(100, idle.decide(load(T0, 50_000)).blocks());
+    }
+
+    @Test
     void cleanOrPercentZero() {
         PiSession s = new PiSession("c", Map.of());
         Decision clean = s.decide(load(T0, 0));

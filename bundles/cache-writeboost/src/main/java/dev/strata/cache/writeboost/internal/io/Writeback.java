@@ -237,6 +237,10 @@ final class Writeback {
             log.lock.unlock();
         }
         stats.writtenBackBlocks.add(count);
+        if (!urgent) {
+            // whole segments go back, often more than the grant: the controller charges the rest
+            controller.wroteBack(count, now);
+        }
         stats.writebackBatches.increment();
         long span = now - wbLastNanos;
         if (wbLastNanos != 0 && span > 0) {

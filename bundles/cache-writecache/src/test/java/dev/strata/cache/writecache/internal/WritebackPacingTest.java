@@ -164,4 +164,28 @@ class WritebackPacingTest {
             assertEquals("3000", st.get("pause_writeback"));
         }
     }
+
+    @Test
+    void writesIntoTheCacheCountForTheControllersIdleTime() throws IOException {
+        List<CacheLoad> loads = new ArrayList<>();
+        factory.addController((cacheName, tunables) -> new WritebackController.Session() {
+            @Override
+            public Decision decide(CacheLoad load) {
+                loads.add(load);
+                return Decision.waitFor(1_000_000L);
+            }
+
+            @Override
+            public Map<String, String> status() {
+                return Map.of();
+            }
+        }, props("recorder"));
+        try (WritecacheTarget t = open("writeback.controller=recorder high_watermark=0 low_watermark=0 pause_writeback=0")) {
+            clock.advance(5, TimeUnit.SECONDS);
+            writeBlocks(t, 0, 4); // into the cache: the backing device sees nothing
+            clock.advance(200, TimeUnit.MILLISECONDS);
+            t.backgroundOnce();
+            assertEquals(200, loads.get(loads.size() - 1).idleMillis(), "idle since the last write, not since the start");
+        }
+    }
 }

@@ -125,6 +125,9 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         failure.check();
+        // every foreground request counts for the controllers' idle time and request rate
+        // (CacheLoad.idleMillis), not only those that reach the backing device
+        counters.busy.op();
         long started = counters.readLatency.start();
         record Piece(long offset, int length, long slotOffset) {
         }
@@ -187,6 +190,7 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         failure.check();
+        counters.busy.op();
         long started = counters.writeLatency.start();
         boolean around = goAround;
         List<InFlight.Write> fuaWrites = new ArrayList<>();

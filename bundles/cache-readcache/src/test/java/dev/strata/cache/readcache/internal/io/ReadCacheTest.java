@@ -191,7 +191,7 @@ class ReadCacheTest {
     @Test
     void memoryOfIndexAndPolicyIsAtMost32BytesPerBlock() throws IOException {
         BlockDevice big = new Sparse(1L << 30);
-        for (String p : new String[] {"wtinylfu", "lru"}) {
+        for (String p : new String[] {"wtinylfu", "nhit", "lru"}) {
             ReadCache rc = Opener.open("rc", new Sparse(8L << 30), big, Opener.withFormat(Opener.withPolicy(Opener.options(TestPolicies.all()), p), true));
             double perBlock = Double.parseDouble(rc.status().get("heap_bytes_per_block"));
             System.out.println("readcache index + " + p + ": " + perBlock + " B per cached block");

@@ -4,7 +4,6 @@ import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheMode;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceIOException;
-import dev.strata.api.DeviceTimeoutException;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.ReadCachePolicy;
 import dev.strata.api.Requests;
@@ -36,7 +35,7 @@ import java.util.Set;
  * origin destaged the new data but before the flush leaves a valid entry over old data.) A copy
  * that was never written valid (no DISK flag) needs no metadata write.
  * <li><b>Data before entry.</b> A promotion writes the slot's data and flushes the cache device
- * (a flush shared by concurrent promotions: {@link PromotionCommit}) before it writes the entry
+ * (a flush shared by a read's promotions and concurrent ones: {@link Promoter}) before it writes the entry
  * that makes it valid (FUA): a valid durable entry always has durable data.
  * <li><b>Source durable before entry.</b> An entry is written valid only when the origin data it
  * copied is durable ({@link Stamps#sourceDurable}); a copy of data written since the origin's last
@@ -64,6 +63,7 @@ public final class ReadCache implements CacheTarget {
     final CacheState state;
     private final MetadataWriter meta;
     private final PromotionCommit dataCommit;
+    private final Promoter promoter;
     final Meters meters;
     private final PolicyBinding binding;
     private final SequentialRuns runs = new SequentialRuns();
@@ -83,6 +83,7 @@ public final class ReadCache implements CacheTarget {
         this.state = state;
         this.meta = meta;
         this.dataCommit = new PromotionCommit(name, cache, meters::now);
+        this.promoter = new Promoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
         this.meters = meters;
         this.tunables = new TunableCell<>(tunables);
         this.binding = binding;
@@ -173,11 +174,20 @@ public final class ReadCache implements CacheTarget {
             }
             throw e;
         }
-        for (int i = 0; i < n; i++) {
-            if (plan.codes[i] < CacheState.Plan.MISS) {
-                long b = first + i;
-                promote(b, CacheState.Plan.promoteSlot(plan.codes[i]), dst.slice(base + (int) (b * bs - offset), bs), plan.snap);
+        if (plan.promotions > 0) {
+            long[] blocks = new long[plan.promotions];
+            int[] slots = new int[plan.promotions];
+            ByteBuffer[] data = new ByteBuffer[plan.promotions];
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+                if (plan.codes[i] < CacheState.Plan.MISS) {
+                    long b = first + i;
+                    blocks[k] = b;
+                    slots[k] = CacheState.Plan.promoteSlot(plan.codes[i]);
+                    data[k++] = dst.slice(base + (int) (b * bs - offset), bs);
+                }
             }
+            promoter.promote(blocks, slots, data, k, plan.snap);
         }
         dst.position(base + len);
         meters.readLatency.recordSince(t0);
@@ -193,50 +203,6 @@ public final class ReadCache implements CacheTarget {
         } catch (IOException e) {
             meters.cacheReadErrors.increment();
             origin.read(from, dst.slice(base + (int) (from - offset), (int) (to - from)));
-        }
-    }
-
-    /**
-     * Rules 4, 2 and 3 of the ordering (see the class comment), then the install. The data write
-     * is not FUA: {@link PromotionCommit} makes it durable with a flush shared by concurrent
-     * promotions, and the entry's write is shared by promotions into one metadata block.
-     */
-    private void promote(long block, int slot, ByteBuffer data, long snap) {
-        try {
-            if (state.diskValid(slot)) {
-                meta.write(Layout.metaBlockOf(slot));
-                meters.metadataWrites.increment();
-            }
-            if (!state.mayWriteData(slot, block, snap)) {
-                state.abandon(slot, block);
-                meters.promotionsAbandoned.increment();
-                return;
-            }
-            cache.write(layout.slotOffset(slot), data, 0);
-            dataCommit.durable();
-        } catch (DeviceTimeoutException e) {
-            state.abandon(slot, block); // the cache device is slow, not broken: promotion stays on
-            meters.promotionsAbandoned.increment();
-            return;
-        } catch (IOException | RuntimeException e) {
-            state.abandon(slot, block);
-            cacheWriteFailed(e);
-            return;
-        }
-        CacheState.Installed r = state.install(slot, block, snap);
-        if (r == CacheState.Installed.ABANDONED) {
-            meters.promotionsAbandoned.increment();
-            return;
-        }
-        meters.promotions.increment();
-        if (r == CacheState.Installed.CACHED) {
-            try {
-                if (meta.writeCovering(Layout.metaBlockOf(slot), meta.changed())) {
-                    meters.metadataWrites.increment();
-                }
-            } catch (IOException | RuntimeException e) {
-                cacheWriteFailed(e);
-            }
         }
     }
 

@@ -189,6 +189,24 @@ class ReadCacheTest {
     }
 
     @Test
+    void aReadsPromotionsShareOneFlushAndOneMetadataWrite() throws IOException {
+        Opener.Options o = Opener.withPolicy(Opener.options(TestPolicies.all()), "lru");
+        CrashableDevice origin = new CrashableDevice("o", 4 << 20, BS);
+        ReadCache rc = Opener.open("rc", origin, new CrashableDevice("c", 8192 + 512 * BS, BS), o);
+        long flushes0 = stat(rc, "promotion_flushes");
+        long meta0 = stat(rc, "metadata_writes");
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16 * BS);
+        rc.read(0, b);
+        assertEquals(16, stat(rc, "promotions"));
+        assertEquals(1, stat(rc, "promotion_flushes") - flushes0, "one cache flush for the read's 16 promotions");
+        assertEquals(1, stat(rc, "metadata_writes") - meta0, "16 slots of one metadata block: one write");
+        for (int i = 0; i < 16; i++) {
+            assertTrue(rc.state.slotOf(i) >= 0, "block " + i + " is cached");
+        }
+        rc.close();
+    }
+
+    @Test
     void memoryOfIndexAndPolicyIsAtMost32BytesPerBlock() throws IOException {
         BlockDevice big = new Sparse(1L << 30);
         for (String p : new String[] {"wtinylfu", "nhit", "lru"}) {

@@ -41,10 +41,14 @@ sys_strata_rc_up() {
 sys_strata_rc_fresh() { :; }
 sys_strata_rc_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[rc]}/rc"; }
 sys_strata_rc_pg() { echo "${PGIDS[strata]:-}"; }
-# warming a read cache is reading: the region once, sequentially, in 1 MiB requests
-sys_strata_rc_warm() {
+# warm_by_reading SYSTEM: a read cache is warmed by reading: the region once, sequentially, in
+# 1 MiB requests (jobs/warm-read.fio, unmeasured)
+warm_by_reading() {
     # shellcheck disable=SC2046
-    BENCH_REGION=$READ_REGION run_fio_job "$RESULTS/json/warm-strata-rc.json" "" "$RC_JOBS/warm-read.fio" $(sys_strata_rc_target)
+    BENCH_REGION=$READ_REGION run_fio_job "$RESULTS/json/warm-$1.json" "" "$RC_JOBS/warm-read.fio" $(sys_call "$1" target)
+}
+sys_strata_rc_warm() {
+    warm_by_reading strata-rc || return 1
     strata_cmd "dev:status rcrc" && progress "strata-rc warmed: $(status_value cached_blocks) blocks cached, $(status_value promotions) promotions, $(status_value promotion_flushes) promotion flushes"
 }
 
@@ -71,7 +75,4 @@ sys_nbdkit_cache_cor_fresh() {
 sys_nbdkit_cache_cor_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${PORT_OF[nbdkit-cache-cor]}/"; }
 sys_nbdkit_cache_cor_pg() { echo "${PGIDS[nbdkit-cache-cor]:-}"; }
 # nbdkit's cache keeps what it read (cache-on-read): warm it by reading too, like strata-rc
-sys_nbdkit_cache_cor_warm() {
-    # shellcheck disable=SC2046
-    BENCH_REGION=$READ_REGION run_fio_job "$RESULTS/json/warm-nbdkit-cache-cor.json" "" "$RC_JOBS/warm-read.fio" $(sys_nbdkit_cache_cor_target)
-}
+sys_nbdkit_cache_cor_warm() { warm_by_reading nbdkit-cache-cor; }

@@ -206,6 +206,51 @@ class ReadCacheTest {
         rc.close();
     }
 
+    /**
+     * Issue 12, performance 3, through the cache itself with the default policy: a one-pass scan
+     * of 4 × the cache size between two runs of a hot working set leaves the hot set's hit ratio
+     * within 5 points. The scan is random single-block reads (sequential_cutoff=0), so that the
+     * policy, not the sequential bypass, has to resist it.
+     */
+    @Test
+    void theDefaultPolicyKeepsTheHotSetThroughAScanOfFourTimesTheCache() throws IOException {
+        Opener.Options o = Opener.withTunables(Opener.options(TestPolicies.all()), 0, Map.of());
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 64L << 20, BS), new CrashableDevice("c", 8192 + 2048L * BS, BS), o);
+        int slots = (int) stat(rc, "capacity_blocks");
+        int hot = slots * 3 / 4;
+        java.util.Random r = new java.util.Random(7);
+        for (int i = 0; i < 10 * hot; i++) { // warm-up, not measured
+            read(rc, r.nextInt(hot));
+        }
+        double before = hotRun(rc, r, hot);
+        java.util.List<Long> scan = new java.util.ArrayList<>();
+        for (long b = hot; b < hot + 4L * slots; b++) {
+            scan.add(b);
+        }
+        java.util.Collections.shuffle(scan, r);
+        for (long b : scan) {
+            read(rc, b);
+        }
+        double after = hotRun(rc, r, hot);
+        System.out.printf("readcache (%s, %d slots): hot set of %d blocks %.2f %% before a scan of %d blocks, %.2f %% after%n",
+                rc.status().get("policy"), slots, hot, before, scan.size(), after);
+        assertTrue(before > 95, "the hot set fits: " + before);
+        assertTrue(before - after <= 5, "hot hit ratio " + before + " % before the scan, " + after + " % after");
+        rc.close();
+    }
+
+    /** Hit percent of 10 × hot random reads of the hot set. */
+    private static double hotRun(ReadCache rc, java.util.Random r, int hot) throws IOException {
+        long h0 = stat(rc, "read_hits");
+        long m0 = stat(rc, "read_misses");
+        for (int i = 0; i < 10 * hot; i++) {
+            read(rc, r.nextInt(hot));
+        }
+        long h = stat(rc, "read_hits") - h0;
+        long m = stat(rc, "read_misses") - m0;
+        return 100.0 * h / (h + m);
+    }
+
     @Test
     void memoryOfIndexAndPolicyIsAtMost32BytesPerBlock() throws IOException {
         BlockDevice big = new Sparse(1L << 30);

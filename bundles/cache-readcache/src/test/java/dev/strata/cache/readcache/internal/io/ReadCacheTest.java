@@ -264,6 +264,28 @@ class ReadCacheTest {
         }
     }
 
+    /**
+     * The cache's own share per block (slot → block, state byte, index) as the JVM counts it: the
+     * bytes allocated by a state of 2^21 slots minus those of 2^20 slots, per added slot, against
+     * what {@code heapBytesExceptPolicy} claims (the status's figure is that plus the policy's,
+     * whose claims MemoryTest checks the same way).
+     */
+    @Test
+    void theIndexShareIsWhatTheJvmAllocates() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long tid = Thread.currentThread().getId();
+        long a0 = mx.getThreadAllocatedBytes(tid);
+        CacheState small = new CacheState(1 << 20);
+        long a1 = mx.getThreadAllocatedBytes(tid);
+        CacheState big = new CacheState(1 << 21);
+        long a2 = mx.getThreadAllocatedBytes(tid);
+        double measured = (double) ((a2 - a1) - (a1 - a0)) / (1 << 20);
+        double claimed = (double) (big.heapBytesExceptPolicy() - small.heapBytesExceptPolicy()) / (1 << 20);
+        System.out.printf("readcache index share: %.2f B per block allocated, %.2f B claimed%n", measured, claimed);
+        assertTrue(Math.abs(measured - claimed) < 0.05, "allocated " + measured + " B per block, claimed " + claimed);
+        assertTrue(measured <= 32 - 17.01, "leaves the default policy its 17 B within 32 B: " + measured);
+    }
+
     /** A large device that holds nothing: reads zeroes, drops writes (for sizing only). */
     static final class Sparse implements BlockDevice {
         private final long size;

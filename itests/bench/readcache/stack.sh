@@ -49,43 +49,8 @@ done
 . "$HERE/systems.sh"
 strata_available || { echo "stack: $STRATA_NOTE; build it with: mvn -B -q -DskipTests package" >&2; exit 1; }
 
-BENCH_TMP=$(mktemp -d "${BENCH_TMPDIR:-/var/tmp}/strata-rcbench.XXXXXX") || exit 1
-CLEANED=0
-cleanup() {
-    [ $CLEANED -eq 1 ] && return
-    CLEANED=1
-    trap '' INT TERM
-    if [ -n "${BG_PID:-}" ]; then
-        kill -TERM "$BG_PID" 2>/dev/null
-        local i
-        for ((i = 0; i < 30; i++)); do kill -0 "$BG_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$BG_PID" 2>/dev/null
-    fi
-    stop_all_servers
-    local g
-    while read -r g; do [ -n "$g" ] && kill -KILL -- "-$g" 2>/dev/null; done <"$STATE_DIR/pgids" 2>/dev/null
-    [ -n "${STRATA_FD:-}" ] && exec {STRATA_FD}>&-
-    rm -rf "$BENCH_TMP"
-    [ -n "${WATCHDOG:-}" ] && kill -KILL "$WATCHDOG" 2>/dev/null
-}
-trap cleanup EXIT
-trap 'say "stack: interrupted; stopping what was started"; exit 130' INT
-trap 'exit 143' TERM
-DATA=$BENCH_TMP/data
-STATE_DIR=$BENCH_TMP/state
-[ -n "$OUT" ] || OUT=$BENCH/target/readcache-$(date -u +%Y%m%d-%H%M%S)
-mkdir -p "$OUT" && RESULTS=$(cd "$OUT" && pwd) || exit 1
-LOGS=$RESULTS/logs
-mkdir -p "$DATA" "$STATE_DIR" "$RESULTS/json" "$LOGS"
-: >"$STATE_DIR/pgids"
-: >"$RESULTS/raw.tsv"
-(
-    trap '' INT TERM
-    while kill -0 $$ 2>/dev/null; do sleep 1; done
-    while read -r g; do kill -KILL -- "-$g" 2>/dev/null; done <"$STATE_DIR/pgids"
-    rm -rf "$BENCH_TMP"
-) >/dev/null 2>&1 &
-WATCHDOG=$!
+. "$BENCH/lib/session.sh"
+bench_session strata-rcbench "$BENCH/target/readcache-$(date -u +%Y%m%d-%H%M%S)"
 
 SLOW_DELAY=${BENCH_SLOW_DELAY:-5ms}
 SLOW_RATE=${BENCH_SLOW_RATE-1200M}

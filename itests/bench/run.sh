@@ -171,16 +171,7 @@ if [ -n "$ONLY_SYSTEMS" ]; then
     done
 fi
 
-# in_run SYSTEM: whether a workload of this run measures SYSTEM
-in_run() {
-    local w
-    for w in $ALL_WORKLOADS; do
-        wanted "$w" && [[ " ${SYSTEMS_OF[$w]} " == *" $1 "* ]] && return 0
-    done
-    return 1
-}
-fn() { echo "${1//-/_}"; }  # system name -> function infix
-sys_call() { local s=$1 op=$2; "sys_$(fn "$s")_$op"; }
+# (in_run, fn, sys_call and ensure_up: lib/session.sh)
 
 # --- build --------------------------------------------------------------------------------
 if [ $NOBUILD -eq 1 ]; then
@@ -222,17 +213,6 @@ fi
 } >"$RESULTS/meta.properties"
 
 # --- running ------------------------------------------------------------------------------------
-declare -A UP_DONE=()
-ensure_up() { # SYSTEM -> 0 if usable
-    local s=$1
-    [ -n "${SYS_NOTE[$s]:-}" ] && return 1
-    if [ -z "${UP_DONE[$s]:-}" ]; then
-        sys_call "$s" up || { SYS_NOTE[$s]=${SYS_NOTE[$s]:-"not available"}; return 1; }
-        UP_DONE[$s]=1
-    fi
-    [ -z "${SYS_NOTE[$s]:-}" ]
-}
-
 # fio_target SYSTEM: prints the fio arguments that aim fio at SYSTEM
 fio_target() { sys_call "$1" target; }
 

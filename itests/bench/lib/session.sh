@@ -53,3 +53,26 @@ bench_cleanup() {
     rm -rf "$BENCH_TMP"
     [ -n "${WATCHDOG:-}" ] && kill -KILL "$WATCHDOG" 2>/dev/null
 }
+
+# --- the systems of a run (callers define ALL_WORKLOADS, SYSTEMS_OF, wanted and sys_NAME_*) ---
+# in_run SYSTEM: whether a workload of this run measures SYSTEM
+in_run() {
+    local w
+    for w in $ALL_WORKLOADS; do
+        wanted "$w" && [[ " ${SYSTEMS_OF[$w]} " == *" $1 "* ]] && return 0
+    done
+    return 1
+}
+fn() { echo "${1//-/_}"; }  # system name -> function infix
+sys_call() { local s=$1 op=$2; "sys_$(fn "$s")_$op"; }
+
+declare -A UP_DONE=()
+ensure_up() { # SYSTEM -> 0 if usable
+    local s=$1
+    [ -n "${SYS_NOTE[$s]:-}" ] && return 1
+    if [ -z "${UP_DONE[$s]:-}" ]; then
+        sys_call "$s" up || { SYS_NOTE[$s]=${SYS_NOTE[$s]:-"not available"}; return 1; }
+        UP_DONE[$s]=1
+    fi
+    [ -z "${SYS_NOTE[$s]:-}" ]
+}

@@ -73,23 +73,6 @@ wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 for w in ${ONLY//,/ }; do
     [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w' (one of: $ALL_WORKLOADS)"
 done
-in_run() {
-    local w
-    for w in $ALL_WORKLOADS; do wanted "$w" && [[ " ${SYSTEMS_OF[$w]} " == *" $1 "* ]] && return 0; done
-    return 1
-}
-fn() { echo "${1//-/_}"; }
-sys_call() { local s=$1 op=$2; "sys_$(fn "$s")_$op"; }
-declare -A UP_DONE=()
-ensure_up() {
-    local s=$1
-    [ -n "${SYS_NOTE[$s]:-}" ] && return 1
-    if [ -z "${UP_DONE[$s]:-}" ]; then
-        sys_call "$s" up || { SYS_NOTE[$s]=${SYS_NOTE[$s]:-"not available"}; return 1; }
-        UP_DONE[$s]=1
-    fi
-    [ -z "${SYS_NOTE[$s]:-}" ]
-}
 
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"

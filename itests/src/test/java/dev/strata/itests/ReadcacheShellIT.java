@@ -148,6 +148,67 @@ public class ReadcacheShellIT {
         run("dev:remove slow");
     }
 
+    /**
+     * docs/readcache.md's second recipe: a readcache over a remote {@code nbd} device (here
+     * Strata's own export of a file, on a free port): writes reach the remote device, reads are
+     * promoted and then hit, and the data read back is what was written.
+     */
+    @Test
+    public void readcacheOverARemoteNbdDeviceRecipe() throws Exception {
+        Await.until("the nbd target type", 60, () -> manager.targetTypes().stream().anyMatch(t -> t.type().equals("nbd")));
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        run("dev:create far file path=" + dir.resolve("far.img") + " size=16M create=true");
+        run("nbd:export far --name far --bind 127.0.0.1 --port " + port);
+        run("dev:create remote nbd uri=nbd://127.0.0.1:" + port + "/far");
+        run("dev:create ssd3 file path=" + dir.resolve("rc-remote.img") + " size=4M create=true");
+        run("dev:create rc1 readcache origin=remote cache=ssd3");
+
+        byte[][] blocks = new byte[64][4096];
+        try (DeviceHandle rc = manager.open("rc1", "itest:readcache-remote")) {
+            for (int b = 0; b < 64; b++) {
+                Arrays.fill(blocks[b], (byte) (b + 1));
+                rc.write(b * 4096L, ByteBuffer.wrap(blocks[b]), 0);
+            }
+            rc.flush();
+            for (int pass = 0; pass < 2; pass++) {
+                for (int b = 0; b < 64; b++) {
+                    ByteBuffer got = ByteBuffer.allocate(4096);
+                    rc.read(b * 4096L, got);
+                    assertTrue("pass " + pass + ", block " + b, Arrays.equals(blocks[b], got.array()));
+                }
+            }
+        }
+        java.util.Map<String, String> st = status("rc1");
+        assertEquals(st.toString(), "64", st.get("promotions"));
+        assertTrue(st.toString(), Long.parseLong(st.get("read_hits")) >= 64);
+        // an overwrite through the cache invalidates the cached copy: the new data is read back
+        byte[] newer = new byte[4096];
+        Arrays.fill(newer, (byte) 99);
+        try (DeviceHandle rc = manager.open("rc1", "itest:readcache-remote")) {
+            rc.write(5 * 4096L, ByteBuffer.wrap(newer), dev.strata.api.BlockDevice.FUA);
+            ByteBuffer got = ByteBuffer.allocate(4096);
+            rc.read(5 * 4096L, got);
+            assertTrue("block 5 after the overwrite", Arrays.equals(newer, got.array()));
+        }
+        blocks[5] = newer;
+        run("dev:remove rc1");
+        run("dev:remove remote");
+        run("nbd:unexport far");
+        // the remote device itself holds every write
+        try (DeviceHandle far = manager.open("far", "itest:readcache-remote-check")) {
+            for (int b = 0; b < 64; b++) {
+                ByteBuffer got = ByteBuffer.allocate(4096);
+                far.read(b * 4096L, got);
+                assertTrue("remote block " + b, Arrays.equals(blocks[b], got.array()));
+            }
+        }
+        run("dev:remove ssd3");
+        run("dev:remove far");
+    }
+
     private java.util.Map<String, String> status(String device) {
         try {
             return manager.status(device);

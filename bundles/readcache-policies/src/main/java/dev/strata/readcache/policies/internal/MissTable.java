@@ -1,117 +1,101 @@
 package dev.strata.readcache.policies.internal;
 
 /**
- * A bounded table counting misses of the most recently missed distinct blocks, for n-hit (OCF's
- * {@code nhit_hash}): a ring of {@code capacity} entries where a block not in the table takes
- * the oldest entry's place. Entries hold a 32-bit fingerprint of the block (two blocks sharing
- * one share a count — at worst a block is promoted a little early), a saturating 8-bit count and
- * a chain link; buckets are heads of chains. About 9 + 4 × buckets/capacity bytes per entry.
+ * A bounded table counting misses of recently missed distinct blocks, for n-hit (OCF's
+ * {@code nhit_hash}). It is set-associative: a block hashes to one bucket of {@link #WAYS}
+ * entries, and a block not in its bucket takes a free entry or, when the bucket is full, the
+ * place of the bucket's oldest entry (a per-bucket round-robin), so the table forgets the least
+ * recently first-missed blocks, bucket by bucket. Each entry is one {@code int}: a 25-bit
+ * fingerprint of the block over a saturating 7-bit count (two blocks of one bucket sharing a
+ * fingerprint share a count — at worst a block is promoted a little early). About 4.1 bytes per
+ * entry: the whole read cache must stay within 32 B per cached block (issue 12), and chained
+ * entries (fingerprint, count, link, bucket heads: 11 B) left n-hit over it.
  */
 final class MissTable {
-    private static final int NONE = -1;
+    static final int WAYS = 8;
+    private static final int COUNT_BITS = 7;
+    private static final int MAX_COUNT = (1 << COUNT_BITS) - 1;
 
-    private final int[] fingerprint;
-    private final byte[] count;
-    private final int[] chain;
-    private final int[] bucket;
-    private final int bucketShift;
-    private int clock;
+    private final int[] entries;
+    private final byte[] victim;
+    private final int buckets;
 
     MissTable(int capacity) {
-        fingerprint = new int[capacity];
-        count = new byte[capacity];
-        chain = new int[capacity];
-        int buckets = Integer.highestOneBit(Math.max(1, capacity / 2));
-        bucket = new int[buckets];
-        bucketShift = 32 - Integer.numberOfTrailingZeros(buckets);
-        java.util.Arrays.fill(bucket, NONE);
-        java.util.Arrays.fill(chain, NONE);
+        buckets = (int) Math.max(1, ((long) capacity + WAYS - 1) / WAYS);
+        entries = new int[buckets * WAYS];
+        victim = new byte[buckets];
     }
 
     /** Counts one miss of {@code key}; returns its misses so far, this one included (≤ 127). */
     int increment(long key) {
         long h = Hashing.mix64(key);
+        int base = bucketOf(h) * WAYS;
         int fp = fingerprintOf(h);
-        int b = bucketOf(fp);
-        for (int e = bucket[b]; e != NONE; e = chain[e]) {
-            if (fingerprint[e] == fp) {
-                if (count[e] < Byte.MAX_VALUE) {
-                    count[e]++;
+        int free = -1;
+        for (int i = base; i < base + WAYS; i++) {
+            int e = entries[i];
+            if (e == 0) {
+                free = free < 0 ? i : free;
+            } else if (e >>> COUNT_BITS == fp) {
+                int c = e & MAX_COUNT;
+                if (c < MAX_COUNT) {
+                    entries[i] = e + 1;
+                    c++;
                 }
-                return count[e];
+                return c;
             }
         }
-        int e = clock;
-        clock = clock + 1 == fingerprint.length ? 0 : clock + 1;
-        if (fingerprint[e] != 0) {
-            unchain(e);
+        if (free < 0) {
+            int b = base / WAYS;
+            free = base + victim[b];
+            victim[b] = (byte) ((victim[b] + 1) % WAYS);
         }
-        fingerprint[e] = fp;
-        count[e] = 1;
-        chain[e] = bucket[b];
-        bucket[b] = e;
+        entries[free] = fp << COUNT_BITS | 1;
         return 1;
     }
 
     /** Forgets {@code key} (it was promoted: its count starts again if it is missed later). */
     void remove(long key) {
-        long h = Hashing.mix64(key);
-        int fp = fingerprintOf(h);
-        int b = bucketOf(fp);
-        for (int e = bucket[b]; e != NONE; e = chain[e]) {
-            if (fingerprint[e] == fp) {
-                unchain(e);
-                fingerprint[e] = 0;
-                count[e] = 0;
-                return;
-            }
+        int i = find(key);
+        if (i >= 0) {
+            entries[i] = 0;
         }
     }
 
     /** The misses counted for {@code key} (0: not in the table). */
     int count(long key) {
+        int i = find(key);
+        return i < 0 ? 0 : entries[i] & MAX_COUNT;
+    }
+
+    private int find(long key) {
         long h = Hashing.mix64(key);
+        int base = bucketOf(h) * WAYS;
         int fp = fingerprintOf(h);
-        for (int e = bucket[bucketOf(fp)]; e != NONE; e = chain[e]) {
-            if (fingerprint[e] == fp) {
-                return count[e];
+        for (int i = base; i < base + WAYS; i++) {
+            int e = entries[i];
+            if (e != 0 && e >>> COUNT_BITS == fp) {
+                return i;
             }
         }
-        return 0;
+        return -1;
     }
 
-    private void unchain(int e) {
-        int b = bucketOf(fingerprint[e]);
-        if (bucket[b] == e) {
-            bucket[b] = chain[e];
-        } else {
-            int p = bucket[b];
-            while (chain[p] != e) {
-                p = chain[p];
-            }
-            chain[p] = chain[e];
-        }
-        chain[e] = NONE;
-    }
-
-    /**
-     * The bucket of a fingerprint: its top bits, so that an entry's bucket is known from the entry
-     * alone (the ring replaces entries without knowing their key).
-     */
-    private int bucketOf(int fp) {
-        return bucketShift == 32 ? 0 : fp >>> bucketShift;
+    /** The bucket from the low 32 bits of the hash, the fingerprint from the top 25. */
+    private int bucketOf(long h) {
+        return Hashing.reduce((int) h, buckets);
     }
 
     private static int fingerprintOf(long h) {
-        int fp = (int) (h >>> 32);
-        return fp == 0 ? 1 : fp; // 0 marks an empty entry
+        int fp = (int) (h >>> (64 - (32 - COUNT_BITS)));
+        return fp == 0 ? 1 : fp; // an entry of 0 is free
     }
 
     int capacity() {
-        return fingerprint.length;
+        return entries.length;
     }
 
     long heapBytes() {
-        return 4L * fingerprint.length + count.length + 4L * chain.length + 4L * bucket.length + 4 * 16;
+        return 16L + 4L * entries.length + 16L + victim.length;
     }
 }

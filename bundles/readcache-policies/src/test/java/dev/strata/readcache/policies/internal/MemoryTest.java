@@ -24,7 +24,7 @@ class MemoryTest {
     @Test
     void perSlotBytesAreWithinTheirShare() {
         assertTrue(perSlot(new LruPolicy()) <= 9.01);
-        assertTrue(perSlot(new NHitPolicy()) <= 22.01);
+        assertTrue(perSlot(new NHitPolicy()) <= 13.2);
         assertTrue(perSlot(new WTinyLfuPolicy()) <= 17.01);
     }
 

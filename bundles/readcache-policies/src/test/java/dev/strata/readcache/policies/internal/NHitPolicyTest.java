@@ -63,26 +63,48 @@ class NHitPolicyTest {
     }
 
     @Test
-    void theMissTableIsBoundedAndReplacesItsOldestEntry() {
+    void theMissTableIsBoundedAndReplacesTheOldestEntryOfABucket() {
         MissTable t = new MissTable(64);
-        for (long k = 0; k < 64; k++) {
+        assertEquals(64, t.capacity());
+        // keys of one bucket: its entries hold the last 8 first-missed of them
+        java.util.List<Long> same = new java.util.ArrayList<>();
+        for (long k = 0; same.size() < 9; k++) {
+            if (same.isEmpty() || bucketMates(same.get(0), k)) {
+                same.add(k);
+            }
+        }
+        for (int i = 0; i < 8; i++) {
+            t.increment(same.get(i));
+        }
+        t.increment(same.get(3));
+        assertEquals(2, t.count(same.get(3)));
+        t.increment(same.get(8)); // the bucket is full: replaces its oldest, same[0]
+        assertEquals(0, t.count(same.get(0)));
+        assertEquals(1, t.count(same.get(8)));
+        assertEquals(2, t.count(same.get(3)));
+        for (long k = 2000; k < 4000; k++) {
             t.increment(k);
         }
-        t.increment(5);
-        assertEquals(2, t.count(5));
-        t.increment(1000); // replaces entry 0, the oldest
-        assertEquals(0, t.count(0));
-        assertEquals(1, t.count(1000));
-        assertEquals(2, t.count(5));
-        for (long k = 2000; k < 2200; k++) {
-            t.increment(k);
-        }
-        assertEquals(0, t.count(5), "gone after capacity newer misses");
+        assertEquals(0, t.count(same.get(3)), "gone after many newer misses");
         int present = 0;
-        for (long k = 2000; k < 2200; k++) {
+        for (long k = 2000; k < 4000; k++) {
             present += t.count(k) > 0 ? 1 : 0;
         }
-        assertEquals(64, present);
+        assertEquals(64, present, "every entry holds one of the newer blocks, and no more than 64 are counted");
+    }
+
+    /** Whether two keys fall into one bucket of a 64-entry table (8 buckets). */
+    private static boolean bucketMates(long a, long b) {
+        return Hashing.reduce((int) Hashing.mix64(a), 8) == Hashing.reduce((int) Hashing.mix64(b), 8);
+    }
+
+    @Test
+    void theMissTableCountsUpToItsCeiling() {
+        MissTable t = new MissTable(8);
+        for (int i = 0; i < 200; i++) {
+            t.increment(42);
+        }
+        assertEquals(127, t.count(42), "saturates, never wraps to a small count");
     }
 
     @Test

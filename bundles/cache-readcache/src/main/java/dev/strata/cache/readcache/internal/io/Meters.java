@@ -1,44 +1,48 @@
 package dev.strata.cache.readcache.internal.io;
 
+import dev.strata.api.CacheTarget.Keys;
+import dev.strata.cache.support.stats.Counters;
+import dev.strata.cache.support.stats.LatencyRecorder;
+import dev.strata.cache.support.time.Clock;
+import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
-import org.HdrHistogram.ConcurrentHistogram;
-import org.HdrHistogram.Histogram;
 
 /**
- * The cache's counters, the hit ratio over the last minute (60 one-second buckets) and since
- * start, and latency histograms (HdrHistogram, microseconds). Kept apart so a shared
- * cache-support meter can replace it.
+ * The cache's counters and latencies (cache-support's {@link Counters} and {@link LatencyRecorder},
+ * as the other caches show them) and what only a read cache has: the hit ratio over the last
+ * minute (60 one-second buckets) and since start.
  */
 final class Meters {
-    final LongAdder hits = new LongAdder();
-    final LongAdder misses = new LongAdder();
-    final LongAdder promotions = new LongAdder();
-    final LongAdder promotionsAbandoned = new LongAdder();
-    final LongAdder rejections = new LongAdder();
-    final LongAdder evictions = new LongAdder();
-    final LongAdder invalidations = new LongAdder();
-    final LongAdder bypassed = new LongAdder();
-    final LongAdder cacheReadErrors = new LongAdder();
-    final LongAdder cacheWriteErrors = new LongAdder();
-    final LongAdder metadataWrites = new LongAdder();
-    final ConcurrentHistogram readLatency = new ConcurrentHistogram(3_600_000_000L, 2);
-    final ConcurrentHistogram writeLatency = new ConcurrentHistogram(3_600_000_000L, 2);
-    private final LongSupplier nanos;
+    private final Counters counters = new Counters();
+    final Counters.Counter hits = counters.counter(Keys.READ_HITS);
+    final Counters.Counter misses = counters.counter(Keys.READ_MISSES);
+    final Counters.Counter bypassed = counters.counter(Keys.BYPASSED);
+    final Counters.Counter promotions = counters.counter("promotions");
+    final Counters.Counter promotionsAbandoned = counters.counter("promotions_abandoned");
+    final Counters.Counter rejections = counters.counter("rejections");
+    final Counters.Counter evictions = counters.counter("evictions");
+    final Counters.Counter invalidations = counters.counter("invalidations");
+    final Counters.Counter cacheReadErrors = counters.counter("cache_read_errors");
+    final Counters.Counter cacheWriteErrors = counters.counter("cache_write_errors");
+    final Counters.Counter metadataWrites = counters.counter("metadata_writes");
+    final LatencyRecorder readLatency;
+    final LatencyRecorder writeLatency;
+    private final Clock clock;
     private final long[] bucketHits = new long[60];
     private final long[] bucketMisses = new long[60];
     private final long[] bucketSecond = new long[60];
 
-    Meters(LongSupplier nanos) {
-        this.nanos = nanos;
+    Meters(Clock clock) {
+        this.clock = clock;
+        this.readLatency = new LatencyRecorder("read", clock);
+        this.writeLatency = new LatencyRecorder("write", clock);
     }
 
     /** Counts a read's hits and misses (blocks). */
     void read(int h, int m) {
         hits.add(h);
         misses.add(m);
-        long sec = nanos.getAsLong() / 1_000_000_000L;
+        long sec = clock.nanoTime() / 1_000_000_000L;
         int i = (int) Math.floorMod(sec, 60L);
         synchronized (bucketSecond) {
             if (bucketSecond[i] != sec) {
@@ -53,7 +57,7 @@ final class Meters {
 
     /** Hit ratio in percent over the last 60 s, or -1 without reads. */
     double lastMinute() {
-        long sec = nanos.getAsLong() / 1_000_000_000L;
+        long sec = clock.nanoTime() / 1_000_000_000L;
         long h = 0;
         long m = 0;
         synchronized (bucketSecond) {
@@ -67,35 +71,18 @@ final class Meters {
         return h + m == 0 ? -1 : 100.0 * h / (h + m);
     }
 
-    void since(long t0, Histogram h) {
-        h.recordValue(Math.min(3_600_000_000L, Math.max(0, (nanos.getAsLong() - t0) / 1000)));
-    }
-
     long now() {
-        return nanos.getAsLong();
+        return clock.nanoTime();
     }
 
     void putAll(Map<String, String> m) {
+        counters.render(m);
         long h = hits.sum();
         long mi = misses.sum();
-        m.put("promotions", Long.toString(promotions.sum()));
-        m.put("promotions_abandoned", Long.toString(promotionsAbandoned.sum()));
-        m.put("rejections", Long.toString(rejections.sum()));
-        m.put("evictions", Long.toString(evictions.sum()));
-        m.put("invalidations", Long.toString(invalidations.sum()));
-        m.put("cache_read_errors", Long.toString(cacheReadErrors.sum()));
-        m.put("cache_write_errors", Long.toString(cacheWriteErrors.sum()));
-        m.put("metadata_writes", Long.toString(metadataWrites.sum()));
-        m.put("hit_ratio", h + mi == 0 ? "-" : String.format(java.util.Locale.ROOT, "%.2f", 100.0 * h / (h + mi)));
+        m.put("hit_ratio", h + mi == 0 ? "-" : String.format(Locale.ROOT, "%.2f", 100.0 * h / (h + mi)));
         double lm = lastMinute();
-        m.put("hit_ratio_1m", lm < 0 ? "-" : String.format(java.util.Locale.ROOT, "%.2f", lm));
-        latency(m, "read", readLatency);
-        latency(m, "write", writeLatency);
-    }
-
-    private static void latency(Map<String, String> m, String what, Histogram h) {
-        m.put(what + "_latency_us_p50", Long.toString(h.getValueAtPercentile(50)));
-        m.put(what + "_latency_us_p99", Long.toString(h.getValueAtPercentile(99)));
-        m.put(what + "_latency_us_p999", Long.toString(h.getValueAtPercentile(99.9)));
+        m.put("hit_ratio_1m", lm < 0 ? "-" : String.format(Locale.ROOT, "%.2f", lm));
+        readLatency.render(m);
+        writeLatency.render(m);
     }
 }

@@ -48,7 +48,7 @@ public final class Opener {
     }
 
     public static Options withTunables(Options o, long cutoff, Map<String, String> policyTunables) {
-        return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), new Tunables(cutoff, policyTunables),
+        return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), Tunables.of(cutoff, policyTunables),
                 o.policies(), o.onRelease(), o.nanos());
     }
 
@@ -116,7 +116,7 @@ public final class Opener {
         Recovery.Found found = Recovery.load(cache, sb, originBlocks, state);
         MetadataWriter meta = new MetadataWriter(cache, l, state, sb.uuidHash(), found.maxSeq());
         PolicyBinding binding = new PolicyBinding(o.policies(), o.policy(), o.onRelease());
-        ReadCache rc = new ReadCache(name, origin, cache, l, state, meta, new Meters(o.nanos()), o.tunables(), binding, found);
+        ReadCache rc = new ReadCache(name, origin, cache, l, state, meta, new Meters(o.nanos()::getAsLong), o.tunables(), binding, found);
         if (policy != null) {
             binding.arrived(rc, o.policy(), policy, o.tunables().policy());
         }

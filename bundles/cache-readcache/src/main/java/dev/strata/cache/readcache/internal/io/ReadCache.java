@@ -8,6 +8,8 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.ReadCachePolicy;
 import dev.strata.api.Requests;
 import dev.strata.cache.readcache.internal.format.Layout;
+import dev.strata.cache.support.guard.SequentialRuns;
+import dev.strata.cache.support.tunables.TunableCell;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
@@ -32,8 +34,9 @@ import java.util.Set;
  * acknowledged. (Invalidating lazily, at the next flush, would not do: a power cut after the
  * origin destaged the new data but before the flush leaves a valid entry over old data.) A copy
  * that was never written valid (no DISK flag) needs no metadata write.
- * <li><b>Data before entry.</b> A promotion writes the slot's data with FUA before it writes the
- * entry that makes it valid (FUA too): a valid durable entry always has durable data.
+ * <li><b>Data before entry.</b> A promotion writes the slot's data and flushes the cache device
+ * (a flush shared by a read's promotions and concurrent ones: {@link Promoter}) before it writes the entry
+ * that makes it valid (FUA): a valid durable entry always has durable data.
  * <li><b>Source durable before entry.</b> An entry is written valid only when the origin data it
  * copied is durable ({@link Stamps#sourceDurable}); a copy of data written since the origin's last
  * flush stays VOLATILE — served from the cache, never recorded — until a flush has made its source
@@ -59,11 +62,13 @@ public final class ReadCache implements CacheTarget {
     private final int bs;
     final CacheState state;
     private final MetadataWriter meta;
+    private final PromotionCommit dataCommit;
+    private final Promoter promoter;
     final Meters meters;
     private final PolicyBinding binding;
     private final SequentialRuns runs = new SequentialRuns();
     private final Recovery.Found found;
-    private volatile Tunables tunables;
+    private final TunableCell<Tunables> tunables;
     private volatile CacheMode mode = CacheMode.WRITEAROUND;
     private volatile String promotionError;
     private volatile boolean closed;
@@ -77,8 +82,10 @@ public final class ReadCache implements CacheTarget {
         this.bs = layout.blockSize();
         this.state = state;
         this.meta = meta;
+        this.dataCommit = new PromotionCommit(name, cache, meters::now);
+        this.promoter = new Promoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
         this.meters = meters;
-        this.tunables = tunables;
+        this.tunables = new TunableCell<>(tunables);
         this.binding = binding;
         this.found = found;
     }
@@ -110,7 +117,7 @@ public final class ReadCache implements CacheTarget {
         long t0 = meters.now();
         long first = offset / bs;
         int n = (int) ((offset + len - 1) / bs - first + 1);
-        long cutoff = tunables.sequentialCutoff();
+        long cutoff = tunables.get().sequentialCutoff();
         boolean sequential = cutoff > 0 && runs.extend(offset, len) > cutoff;
         boolean promote = mode == CacheMode.WRITEAROUND && promotionError == null && !sequential;
         if (mode == CacheMode.PASSTHROUGH) {
@@ -167,14 +174,23 @@ public final class ReadCache implements CacheTarget {
             }
             throw e;
         }
-        for (int i = 0; i < n; i++) {
-            if (plan.codes[i] < CacheState.Plan.MISS) {
-                long b = first + i;
-                promote(b, CacheState.Plan.promoteSlot(plan.codes[i]), dst.slice(base + (int) (b * bs - offset), bs), plan.snap);
+        if (plan.promotions > 0) {
+            long[] blocks = new long[plan.promotions];
+            int[] slots = new int[plan.promotions];
+            ByteBuffer[] data = new ByteBuffer[plan.promotions];
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+                if (plan.codes[i] < CacheState.Plan.MISS) {
+                    long b = first + i;
+                    blocks[k] = b;
+                    slots[k] = CacheState.Plan.promoteSlot(plan.codes[i]);
+                    data[k++] = dst.slice(base + (int) (b * bs - offset), bs);
+                }
             }
+            promoter.promote(blocks, slots, data, k, plan.snap);
         }
         dst.position(base + len);
-        meters.since(t0, meters.readLatency);
+        meters.readLatency.recordSince(t0);
     }
 
     /** Serves the part of {@code block} inside the read from its slot; a cache read error falls back to the origin. */
@@ -187,40 +203,6 @@ public final class ReadCache implements CacheTarget {
         } catch (IOException e) {
             meters.cacheReadErrors.increment();
             origin.read(from, dst.slice(base + (int) (from - offset), (int) (to - from)));
-        }
-    }
-
-    /** Rules 4, 2 and 3 of the ordering (see the class comment), then the install. */
-    private void promote(long block, int slot, ByteBuffer data, long snap) {
-        try {
-            if (state.diskValid(slot)) {
-                meta.write(Layout.metaBlockOf(slot));
-                meters.metadataWrites.increment();
-            }
-            if (!state.mayWriteData(slot, block, snap)) {
-                state.abandon(slot, block);
-                meters.promotionsAbandoned.increment();
-                return;
-            }
-            cache.write(layout.slotOffset(slot), data, BlockDevice.FUA);
-        } catch (IOException | RuntimeException e) {
-            state.abandon(slot, block);
-            cacheWriteFailed(e);
-            return;
-        }
-        CacheState.Installed r = state.install(slot, block, snap);
-        if (r == CacheState.Installed.ABANDONED) {
-            meters.promotionsAbandoned.increment();
-            return;
-        }
-        meters.promotions.increment();
-        if (r == CacheState.Installed.CACHED) {
-            try {
-                meta.write(Layout.metaBlockOf(slot));
-                meters.metadataWrites.increment();
-            } catch (IOException | RuntimeException e) {
-                cacheWriteFailed(e);
-            }
         }
     }
 
@@ -239,7 +221,7 @@ public final class ReadCache implements CacheTarget {
         Requests.check(this, offset, len);
         long t0 = meters.now();
         changing(offset, len, () -> origin.write(offset, src, flags));
-        meters.since(t0, meters.writeLatency);
+        meters.writeLatency.recordSince(t0);
     }
 
     @Override
@@ -273,11 +255,11 @@ public final class ReadCache implements CacheTarget {
         long n = (offset + length - 1) / bs - first + 1;
         long[] invalidated = new long[1];
         int[] blocks = state.beginWrite(first, n, invalidated);
+        long ticket = meta.changed();
         try {
             meters.invalidations.add(invalidated[0]);
             try {
-                meta.writeAll(blocks);
-                meters.metadataWrites.add(blocks.length);
+                meters.metadataWrites.add(meta.writeAllCovering(blocks, ticket));
             } catch (IOException | RuntimeException e) {
                 cacheWriteFailed(e);
                 throw new DeviceIOException(name, offset, "the cache device could not record the invalidation of the "
@@ -297,9 +279,9 @@ public final class ReadCache implements CacheTarget {
     }
 
     private void recordDurable(int[] blocks) {
+        long ticket = meta.changed();
         try {
-            meta.writeAll(blocks);
-            meters.metadataWrites.add(blocks.length);
+            meters.metadataWrites.add(meta.writeAllCovering(blocks, ticket));
         } catch (IOException | RuntimeException e) {
             cacheWriteFailed(e); // the entries stay unrecorded: the blocks are cold after a crash, never stale
         }
@@ -330,15 +312,15 @@ public final class ReadCache implements CacheTarget {
     @Override
     public void message(String key, String value) throws IOException {
         switch (key) {
-            case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.policy());
-            case Tunables.SEQUENTIAL_CUTOFF -> tunables = tunables.withCutoff(Tunables.parseCutoff(value));
+            case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.get().policy());
+            case Tunables.SEQUENTIAL_CUTOFF -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
             case "mode" -> setMode(CacheMode.parse(value));
             default -> {
                 if (!state.setPolicyTunable(key, value)) {
                     throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
                             + "sequential_cutoff and those of the policy ('" + binding.wanted() + "')");
                 }
-                tunables = tunables.withPolicy(key, value);
+                tunables.update(t -> t.withPolicy(key, value));
             }
         }
     }
@@ -405,9 +387,6 @@ public final class ReadCache implements CacheTarget {
         m.put(Keys.CAPACITY_BLOCKS, Long.toString(layout.slots()));
         m.put(Keys.CACHED_BLOCKS, Long.toString(state.cachedBlocks()));
         m.put(Keys.DIRTY_BLOCKS, "0");
-        m.put(Keys.READ_HITS, Long.toString(meters.hits.sum()));
-        m.put(Keys.READ_MISSES, Long.toString(meters.misses.sum()));
-        m.put(Keys.BYPASSED, Long.toString(meters.bypassed.sum()));
         meters.putAll(m);
         m.put("policy", binding.wanted());
         m.put("policy_bound", Boolean.toString(state.policyBound()));
@@ -417,9 +396,10 @@ public final class ReadCache implements CacheTarget {
         m.put("recovered_blocks", Long.toString(found.valid()));
         m.put("recovered_dropped", Long.toString(found.dropped()));
         long slots = layout.slots();
+        m.put("promotion_flushes", Long.toString(dataCommit.flushes()));
         m.put("heap_bytes_per_block", String.format(java.util.Locale.ROOT, "%.1f", (double) state.heapBytes() / slots));
-        m.put(Tunables.SEQUENTIAL_CUTOFF, Long.toString(tunables.sequentialCutoff()));
-        tunables.policy().forEach((k, v) -> m.put("policy." + k, v));
+        m.putAll(tunables.get().own().asMap());
+        tunables.get().policy().forEach((k, v) -> m.put("policy." + k, v));
         state.policyStatus().forEach((k, v) -> m.put("policy." + k, v));
         return m;
     }
@@ -430,7 +410,7 @@ public final class ReadCache implements CacheTarget {
 
     /** A policy service appeared: bind it if it is the one wanted and none is bound. */
     public void policyArrived(String policyName, ReadCachePolicy p) throws IOException {
-        binding.arrived(this, policyName, p, tunables.policy());
+        binding.arrived(this, policyName, p, tunables.get().policy());
     }
 
     /** A policy service is going away: pause promotion if it is the bound one. */

@@ -1,5 +1,7 @@
 package dev.strata.cache.readcache.internal.io;
 
+import dev.strata.cache.support.guard.TouchStamps;
+
 /**
  * The staleness guard: touch stamps and in-flight counts per block (hashed), and the origin's
  * durable point. Guarded by the {@link CacheState} lock; no I/O.
@@ -31,14 +33,13 @@ package dev.strata.cache.readcache.internal.io;
  */
 final class Stamps {
     private static final int BITS = 14;
-    /** A range of more blocks than this is touched with the global stamp. */
+    /** A write of more blocks than this counts itself in flight with the global count. */
     static final int RANGE_MAX = 1 << 12;
 
-    private final long[] touched = new long[1 << BITS];
+    /** The touch stamps, shared with the other caches (cache-support); in-flight counts and the durable point are the read cache's. */
+    private final TouchStamps touched = new TouchStamps(BITS);
     private final int[] inflight = new int[1 << BITS];
-    private long touchedAll;
     private int inflightAll;
-    private long seq;
     private long durable;
 
     private static int h(long block) {
@@ -46,7 +47,7 @@ final class Stamps {
     }
 
     long seq() {
-        return seq;
+        return touched.snapshot();
     }
 
     /** A write of blocks {@code [from, from + n)} begins. */
@@ -62,29 +63,24 @@ final class Stamps {
 
     /** The write begun with the same arguments has ended (its origin I/O is over). */
     void end(long from, long n) {
-        long s = ++seq;
         if (n > RANGE_MAX) {
             inflightAll--;
-            touchedAll = s;
-            return;
+        } else {
+            for (long b = from; b < from + n; b++) {
+                inflight[h(b)]--;
+            }
         }
-        for (long b = from; b < from + n; b++) {
-            int i = h(b);
-            inflight[i]--;
-            touched[i] = s;
-        }
+        touched.touchRange(from, from + n);
     }
 
     /** Whether a promotion of {@code block} planned at {@code snap} must be dropped. */
     boolean stale(long block, long snap) {
-        int i = h(block);
-        return inflightAll > 0 || inflight[i] > 0 || touchedAll > snap || touched[i] > snap;
+        return inflightAll > 0 || inflight[h(block)] > 0 || touched.stale(block, snap);
     }
 
     /** Whether the origin's copy of {@code block} as read now is durable. */
     boolean sourceDurable(long block) {
-        int i = h(block);
-        return inflightAll == 0 && inflight[i] == 0 && touchedAll <= durable && touched[i] <= durable;
+        return inflightAll == 0 && inflight[h(block)] == 0 && !touched.stale(block, durable);
     }
 
     /** An origin flush that started at sequence {@code s} has completed. */
@@ -92,7 +88,7 @@ final class Stamps {
         durable = Math.max(durable, s);
     }
 
-    static long heapBytes() {
-        return (8L + 4L) << BITS;
+    long heapBytes() {
+        return touched.heapBytes() + 4L * inflight.length;
     }
 }

@@ -189,9 +189,72 @@ class ReadCacheTest {
     }
 
     @Test
+    void aReadsPromotionsShareOneFlushAndOneMetadataWrite() throws IOException {
+        Opener.Options o = Opener.withPolicy(Opener.options(TestPolicies.all()), "lru");
+        CrashableDevice origin = new CrashableDevice("o", 4 << 20, BS);
+        ReadCache rc = Opener.open("rc", origin, new CrashableDevice("c", 8192 + 512 * BS, BS), o);
+        long flushes0 = stat(rc, "promotion_flushes");
+        long meta0 = stat(rc, "metadata_writes");
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16 * BS);
+        rc.read(0, b);
+        assertEquals(16, stat(rc, "promotions"));
+        assertEquals(1, stat(rc, "promotion_flushes") - flushes0, "one cache flush for the read's 16 promotions");
+        assertEquals(1, stat(rc, "metadata_writes") - meta0, "16 slots of one metadata block: one write");
+        for (int i = 0; i < 16; i++) {
+            assertTrue(rc.state.slotOf(i) >= 0, "block " + i + " is cached");
+        }
+        rc.close();
+    }
+
+    /**
+     * Issue 12, performance 3, through the cache itself with the default policy: a one-pass scan
+     * of 4 × the cache size between two runs of a hot working set leaves the hot set's hit ratio
+     * within 5 points. The scan is random single-block reads (sequential_cutoff=0), so that the
+     * policy, not the sequential bypass, has to resist it.
+     */
+    @Test
+    void theDefaultPolicyKeepsTheHotSetThroughAScanOfFourTimesTheCache() throws IOException {
+        Opener.Options o = Opener.withTunables(Opener.options(TestPolicies.all()), 0, Map.of());
+        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 64L << 20, BS), new CrashableDevice("c", 8192 + 2048L * BS, BS), o);
+        int slots = (int) stat(rc, "capacity_blocks");
+        int hot = slots * 3 / 4;
+        java.util.Random r = new java.util.Random(7);
+        for (int i = 0; i < 10 * hot; i++) { // warm-up, not measured
+            read(rc, r.nextInt(hot));
+        }
+        double before = hotRun(rc, r, hot);
+        java.util.List<Long> scan = new java.util.ArrayList<>();
+        for (long b = hot; b < hot + 4L * slots; b++) {
+            scan.add(b);
+        }
+        java.util.Collections.shuffle(scan, r);
+        for (long b : scan) {
+            read(rc, b);
+        }
+        double after = hotRun(rc, r, hot);
+        System.out.printf("readcache (%s, %d slots): hot set of %d blocks %.2f %% before a scan of %d blocks, %.2f %% after%n",
+                rc.status().get("policy"), slots, hot, before, scan.size(), after);
+        assertTrue(before > 95, "the hot set fits: " + before);
+        assertTrue(before - after <= 5, "hot hit ratio " + before + " % before the scan, " + after + " % after");
+        rc.close();
+    }
+
+    /** Hit percent of 10 × hot random reads of the hot set. */
+    private static double hotRun(ReadCache rc, java.util.Random r, int hot) throws IOException {
+        long h0 = stat(rc, "read_hits");
+        long m0 = stat(rc, "read_misses");
+        for (int i = 0; i < 10 * hot; i++) {
+            read(rc, r.nextInt(hot));
+        }
+        long h = stat(rc, "read_hits") - h0;
+        long m = stat(rc, "read_misses") - m0;
+        return 100.0 * h / (h + m);
+    }
+
+    @Test
     void memoryOfIndexAndPolicyIsAtMost32BytesPerBlock() throws IOException {
         BlockDevice big = new Sparse(1L << 30);
-        for (String p : new String[] {"wtinylfu", "lru"}) {
+        for (String p : new String[] {"wtinylfu", "nhit", "lru"}) {
             ReadCache rc = Opener.open("rc", new Sparse(8L << 30), big, Opener.withFormat(Opener.withPolicy(Opener.options(TestPolicies.all()), p), true));
             double perBlock = Double.parseDouble(rc.status().get("heap_bytes_per_block"));
             System.out.println("readcache index + " + p + ": " + perBlock + " B per cached block");
@@ -199,6 +262,28 @@ class ReadCacheTest {
             assertFalse(perBlock < 8, "measures the arrays");
             rc.close();
         }
+    }
+
+    /**
+     * The cache's own share per block (slot → block, state byte, index) as the JVM counts it: the
+     * bytes allocated by a state of 2^21 slots minus those of 2^20 slots, per added slot, against
+     * what {@code heapBytesExceptPolicy} claims (the status's figure is that plus the policy's,
+     * whose claims MemoryTest checks the same way).
+     */
+    @Test
+    void theIndexShareIsWhatTheJvmAllocates() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long tid = Thread.currentThread().getId();
+        long a0 = mx.getThreadAllocatedBytes(tid);
+        CacheState small = new CacheState(1 << 20);
+        long a1 = mx.getThreadAllocatedBytes(tid);
+        CacheState big = new CacheState(1 << 21);
+        long a2 = mx.getThreadAllocatedBytes(tid);
+        double measured = (double) ((a2 - a1) - (a1 - a0)) / (1 << 20);
+        double claimed = (double) (big.heapBytesExceptPolicy() - small.heapBytesExceptPolicy()) / (1 << 20);
+        System.out.printf("readcache index share: %.2f B per block allocated, %.2f B claimed%n", measured, claimed);
+        assertTrue(Math.abs(measured - claimed) < 0.05, "allocated " + measured + " B per block, claimed " + claimed);
+        assertTrue(measured <= 32 - 17.01, "leaves the default policy its 17 B within 32 B: " + measured);
     }
 
     /** A large device that holds nothing: reads zeroes, drops writes (for sizing only). */

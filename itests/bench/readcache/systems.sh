@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# The read-cache systems of itests/bench/readcache/stack.sh, in the shape of lib/systems.sh
+# (sys_NAME_up / _fresh / _target / _pg, and _warm where warming is by reading):
+#   strata-rc         Strata `readcache` over the slow device (nbd target), cache = a file on
+#                     the local disk; sequential_cutoff=0 so that the warm-up's sequential reads
+#                     are promoted
+#   strata-rcwb       Strata `writeboost` over `readcache` over the slow device: the stack of
+#                     docs/readcache.md, each cache a file on the local disk
+#   nbdkit-cache-cor  nbdkit's cache filter as lib/systems.sh runs it, plus cache-on-read=true
+#                     (it then keeps what it read from the slow device, like a read cache)
+# Each has its own instance of the slow device. Needs lib/common.sh, lib/systems.sh and
+# lib/strata.sh sourced first.
+
+RC_POLICY=${BENCH_RC_POLICY:-}
+
+# strata_rc_stack KIND: creates the readcache stack KIND (rc or rcwb) once, exports it as KIND.
+strata_rc_stack() {
+    local kind=$1 cmd
+    [ -n "${STRATA_PORT[$kind]:-}" ] && return 0
+    [ -n "${SLOW_PORT[$kind]:-}" ] || slow_start "$kind"
+    rm -f "$DATA/$kind-rc.img" "$DATA/$kind-wb.img"
+    cmd="dev:create ${kind}slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[$kind]}/"
+    cmd="$cmd ; dev:create ${kind}rccache file path=$DATA/$kind-rc.img size=$CACHE_SIZE create=true"
+    cmd="$cmd ; dev:create ${kind}rc readcache origin=${kind}slow cache=${kind}rccache${RC_POLICY:+ policy=$RC_POLICY}"
+    if [ "$kind" = rc ]; then
+        cmd="$cmd sequential_cutoff=0"
+        strata_cmd "$cmd" 300 || return 1
+        strata_export rcrc rc
+    else
+        cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=$CACHE_SIZE create=true"
+        cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache"
+        strata_cmd "$cmd" 300 || return 1
+        strata_export rcwbwb rcwb
+    fi
+}
+
+sys_strata_rc_up() {
+    strata_sys_up strata-rc || return 1
+    strata_rc_stack rc || { SYS_NOTE[strata-rc]="not available: $(head -c 300 <<<"$STRATA_OUT")"; return 1; }
+}
+sys_strata_rc_fresh() { :; }
+sys_strata_rc_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[rc]}/rc"; }
+sys_strata_rc_pg() { echo "${PGIDS[strata]:-}"; }
+# warm_by_reading SYSTEM: a read cache is warmed by reading: the region once, sequentially, in
+# 1 MiB requests (jobs/warm-read.fio, unmeasured)
+warm_by_reading() {
+    # shellcheck disable=SC2046
+    BENCH_REGION=$READ_REGION run_fio_job "$RESULTS/json/warm-$1.json" "" "$RC_JOBS/warm-read.fio" $(sys_call "$1" target)
+}
+sys_strata_rc_warm() {
+    warm_by_reading strata-rc || return 1
+    strata_cmd "dev:status rcrc" && progress "strata-rc warmed: $(status_value cached_blocks) blocks cached, $(status_value promotions) promotions, $(status_value promotion_flushes) promotion flushes"
+}
+
+sys_strata_rcwb_up() {
+    strata_sys_up strata-rcwb || return 1
+    strata_rc_stack rcwb || { SYS_NOTE[strata-rcwb]="not available: $(head -c 300 <<<"$STRATA_OUT")"; return 1; }
+}
+sys_strata_rcwb_fresh() { :; }
+sys_strata_rcwb_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[rcwb]}/rcwb"; }
+sys_strata_rcwb_pg() { echo "${PGIDS[strata]:-}"; }
+
+sys_nbdkit_cache_cor_up() { server_alive nbdkit-cache-cor || sys_nbdkit_cache_cor_fresh; }
+sys_nbdkit_cache_cor_fresh() {
+    stop_server nbdkit-cache-cor
+    [ -n "${SLOW_PORT[ncr]:-}" ] || slow_start ncr
+    rm -rf "$DATA/nbdkit-cache-cor-tmp"
+    mkdir -p "$DATA/nbdkit-cache-cor-tmp"
+    # shellcheck disable=SC2086
+    start_nbd_server nbdkit-cache-cor "" env TMPDIR="$DATA/nbdkit-cache-cor-tmp" \
+        nbdkit -f --exit-with-parent -i 127.0.0.1 -p @PORT@ --filter=cache \
+        nbd uri="nbd://127.0.0.1:${SLOW_PORT[ncr]}/" cache=writeback cache-on-read=true $NBDKIT_CACHE_ARGS \
+        || die "nbdkit cache filter (cache-on-read) did not start; see $LOGS/nbdkit-cache-cor.log"
+}
+sys_nbdkit_cache_cor_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${PORT_OF[nbdkit-cache-cor]}/"; }
+sys_nbdkit_cache_cor_pg() { echo "${PGIDS[nbdkit-cache-cor]:-}"; }
+# nbdkit's cache keeps what it read (cache-on-read): warm it by reading too, like strata-rc
+sys_nbdkit_cache_cor_warm() { warm_by_reading nbdkit-cache-cor; }

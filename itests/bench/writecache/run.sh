@@ -33,4 +33,4 @@ trap 'rm -rf "$OUT"' EXIT
 # the writecache jar embeds cache-support and HdrHistogram (bnd -conditionalpackage)
 CP="$JAR:$API:$MEM:$SLF4J"
 javac -d "$OUT" -cp "$CP" "$HERE/WritecacheBench.java"
-java -Xmx1g -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}
+java -Xmx1g ${BENCH_JAVA_OPTS:-} -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}

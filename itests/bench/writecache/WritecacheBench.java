@@ -120,6 +120,29 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
+        String only = "seed,vs-writeboost,writeback,footprint";
+        for (String a : args) {
+            if (a.startsWith("--only=")) {
+                only = a.substring("--only=".length());
+            }
+        }
+        List<String> parts = List.of(only.split(","));
+        if (parts.contains("seed")) {
+            seedTable(quick);
+        }
+        if (parts.contains("vs-writeboost")) {
+            VsWriteboost.run(quick);
+        }
+        if (parts.contains("writeback")) {
+            WritebackOrder.run(quick);
+        }
+        if (parts.contains("footprint")) {
+            Footprint.run(quick);
+        }
+    }
+
+    /** Performance 1 of issue 11: the seed's table. */
+    static void seedTable(boolean quick) throws Exception {
         long region = (quick ? 64L : 256L) * MIB;
         long millis = quick ? 1000 : 3000;
         long warm = quick ? 300 : 1000;
@@ -132,7 +155,7 @@ public final class WritecacheBench {
         BlockDevice cache = memory(cacheBytes);
         prefill(backing);
         prefill(cache);
-        System.out.printf(Locale.ROOT, "writecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
+        System.out.printf(Locale.ROOT, "%n## Performance 1: the seed table%n%nwritecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
                 THREADS, quick ? "1 s" : "3 s", region / MIB);
         System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s"
                 + " | contiguous / per block | CPU ms/MiB device, contiguous, per block | CPU device / contiguous |");

@@ -29,14 +29,16 @@ final class Writeback {
     /** Every entry of a batch is a whole block (partial blocks are merged into their slot on write). */
     private int[] valid = new int[0];
 
-    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Stats counters) {
+    Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Stats counters,
+            boolean sorted) {
         this.state = state;
         this.committer = committer;
         this.cache = cache;
         this.backing = backing;
         this.counters = counters;
         this.bs = state.layout.blockSize();
-        this.batcher = new WritebackBatcher(bs, MAX_RUN_BYTES / bs, true);
+        // unsorted: the benchmarks' baseline only (Options.unsortedWriteback)
+        this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted);
     }
 
     /** Most bytes merged into one backing write (the batcher stages a run in a buffer this big). */

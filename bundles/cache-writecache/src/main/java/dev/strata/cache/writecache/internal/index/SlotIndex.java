@@ -192,6 +192,45 @@ public final class SlotIndex {
         return n;
     }
 
+    /**
+     * Links the slots {@code order[0..n)} — assigned ({@link #assign}) but not linked, in
+     * strictly increasing block order — as the whole tree, in one pass (a Cartesian tree on the
+     * slots' priorities, built with a stack): recovery of a full cache without a walk from the root
+     * per slot, which was cache-miss bound (most of an open of a full 4 GiB cache).
+     *
+     * @throws IllegalStateException if the tree is not empty or the blocks are not strictly increasing
+     */
+    public void build(int[] order, int n) {
+        if (size != 0) {
+            throw new IllegalStateException("build needs an empty tree; it holds " + size);
+        }
+        int[] stack = new int[64];
+        int sp = 0;
+        long prev = Long.MIN_VALUE;
+        for (int i = 0; i < n; i++) {
+            int x = order[i];
+            long k = key(x);
+            if (i > 0 && k <= prev) {
+                throw new IllegalStateException("block " + k + " after " + prev + ": not strictly increasing");
+            }
+            prev = k;
+            int last = NIL;
+            while (sp > 0 && priority(stack[sp - 1]) < priority(x)) {
+                last = stack[--sp];
+            }
+            setLinks(x, last, NIL);
+            if (sp > 0) {
+                setR(stack[sp - 1], x);
+            }
+            if (sp == stack.length) {
+                stack = Arrays.copyOf(stack, sp * 2);
+            }
+            stack[sp++] = x;
+        }
+        root = sp > 0 ? stack[0] : NIL;
+        size = n;
+    }
+
     /** Unlinks the holder of {@code b} (its block number stays set); returns it, or -1. */
     public int remove(long b) {
         removed = NIL;

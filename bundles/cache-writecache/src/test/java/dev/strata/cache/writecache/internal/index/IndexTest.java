@@ -49,6 +49,57 @@ class IndexTest {
     }
 
     @Test
+    void aTreeBuiltInOnePassBehavesAsOneBuiltByInserts() {
+        int slots = 4000;
+        SlotIndex index = new SlotIndex(slots);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        Random r = new Random(11);
+        // slots hold random distinct blocks; the build gets them in block order
+        java.util.List<Integer> order = new java.util.ArrayList<>();
+        for (int s = 0; s < 3000; s++) {
+            long b;
+            do {
+                b = r.nextInt(50_000);
+            } while (model.containsKey(b));
+            index.assign(s, b, 1);
+            model.put(b, s);
+        }
+        order.addAll(model.values());
+        int[] sorted = order.stream().mapToInt(Integer::intValue).toArray();
+        index.build(sorted, sorted.length);
+        assertEquals(model.size(), index.size());
+        ArrayDeque<Integer> free = new ArrayDeque<>();
+        for (int s = 3000; s < slots; s++) {
+            free.add(s);
+        }
+        // then the same random operations as agreesWithATreeMap: the treap stays a search tree
+        for (int step = 0; step < 50_000; step++) {
+            long b = r.nextInt(50_000);
+            Integer have = model.get(b);
+            assertEquals(have == null ? -1 : have, index.find(b));
+            if (have == null && !free.isEmpty() && r.nextBoolean()) {
+                int s = free.poll();
+                index.insert(s, b, step);
+                model.put(b, s);
+            } else if (have != null) {
+                assertEquals(have, index.remove(b));
+                index.clear(have);
+                model.remove(b);
+                free.add(have);
+            }
+            long q = r.nextInt(51_000);
+            Map.Entry<Long, Integer> c = model.ceilingEntry(q);
+            assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
+        }
+        assertEquals(model.size(), index.size());
+        assertThrows(IllegalStateException.class, () -> index.build(new int[0], 0)); // not empty
+        SlotIndex unsorted = new SlotIndex(4);
+        unsorted.assign(0, 5, 1);
+        unsorted.assign(1, 3, 1);
+        assertThrows(IllegalStateException.class, () -> unsorted.build(new int[] {0, 1}, 2));
+    }
+
+    @Test
     void inOrderWalkThroughCeilingIsSorted() {
         SlotIndex index = new SlotIndex(1000);
         Random r = new Random(1);

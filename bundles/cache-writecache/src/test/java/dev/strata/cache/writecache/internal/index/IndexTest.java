@@ -21,27 +21,7 @@ class IndexTest {
         for (int i = 0; i < slots; i++) {
             free.add(i);
         }
-        Random r = new Random(3);
-        for (int step = 0; step < 200_000; step++) {
-            long b = r.nextInt(20_000);
-            Integer have = model.get(b);
-            assertEquals(have == null ? -1 : have, index.find(b));
-            if (have == null && !free.isEmpty() && r.nextInt(3) != 0) {
-                int s = free.poll();
-                index.insert(s, b, step);
-                model.put(b, s);
-            } else if (have != null) {
-                assertEquals(have, index.remove(b));
-                assertEquals(b, index.block(have));
-                index.clear(have);
-                model.remove(b);
-                free.add(have);
-            }
-            long q = r.nextInt(21_000);
-            Map.Entry<Long, Integer> c = model.ceilingEntry(q);
-            assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
-            assertEquals(model.size(), index.size());
-        }
+        randomOperations(index, model, free, new Random(3), 200_000, 20_000);
         assertThrows(IllegalStateException.class, () -> {
             long b = model.firstKey();
             index.insert(free.poll(), b, 0);
@@ -73,30 +53,38 @@ class IndexTest {
             free.add(s);
         }
         // then the same random operations as agreesWithATreeMap: the treap stays a search tree
-        for (int step = 0; step < 50_000; step++) {
-            long b = r.nextInt(50_000);
-            Integer have = model.get(b);
-            assertEquals(have == null ? -1 : have, index.find(b));
-            if (have == null && !free.isEmpty() && r.nextBoolean()) {
-                int s = free.poll();
-                index.insert(s, b, step);
-                model.put(b, s);
-            } else if (have != null) {
-                assertEquals(have, index.remove(b));
-                index.clear(have);
-                model.remove(b);
-                free.add(have);
-            }
-            long q = r.nextInt(51_000);
-            Map.Entry<Long, Integer> c = model.ceilingEntry(q);
-            assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
-        }
+        randomOperations(index, model, free, r, 50_000, 50_000);
         assertEquals(model.size(), index.size());
         assertThrows(IllegalStateException.class, () -> index.build(new int[0], 0)); // not empty
         SlotIndex unsorted = new SlotIndex(4);
         unsorted.assign(0, 5, 1);
         unsorted.assign(1, 3, 1);
         assertThrows(IllegalStateException.class, () -> unsorted.build(new int[] {0, 1}, 2));
+    }
+
+    /** Random finds, inserts, removes and ceilings on {@code index}, each checked against {@code model}. */
+    private static void randomOperations(SlotIndex index, TreeMap<Long, Integer> model, ArrayDeque<Integer> free, Random r,
+            int steps, int blocks) {
+        for (int step = 0; step < steps; step++) {
+            long b = r.nextInt(blocks);
+            Integer have = model.get(b);
+            assertEquals(have == null ? -1 : have, index.find(b));
+            if (have == null && !free.isEmpty() && r.nextInt(3) != 0) {
+                int s = free.poll();
+                index.insert(s, b, step);
+                model.put(b, s);
+            } else if (have != null) {
+                assertEquals(have, index.remove(b));
+                assertEquals(b, index.block(have));
+                index.clear(have);
+                model.remove(b);
+                free.add(have);
+            }
+            long q = r.nextInt(blocks + blocks / 20);
+            Map.Entry<Long, Integer> c = model.ceilingEntry(q);
+            assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
+            assertEquals(model.size(), index.size());
+        }
     }
 
     @Test

@@ -90,8 +90,8 @@ final class WritebackOrder {
     }
 
     static void run(boolean quick) throws Exception {
-        long backing = (quick ? 256L : 1024L) << 20;
-        int slots = quick ? 8192 : 32768;
+        long backing = (quick ? 256L : 512L) << 20; // the memory device under the spindle holds what is written back
+        int slots = quick ? 8192 : 16384;
         System.out.printf(Locale.ROOT, "%n## Performance 3: writeback to spindle, sorted + merged vs age order%n%n"
                 + "spindle model (7200 rpm, 4 ms seek, 150 MB/s) over %d MiB, a full cache of %d random dirty 4 KiB blocks"
                 + " (%.0f%% of the backing blocks); model time (virtual clock), CPU time beside it%n%n",

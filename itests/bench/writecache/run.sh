@@ -51,7 +51,7 @@ RESULT="$ROOT/itests/bench/target/writecache-$(date -u +%Y%m%d-%H%M%S).md"
     echo "# writecache benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo
     echo "Machine: $(nproc) cores; load at start: $(cut -d' ' -f1-3 /proc/loadavg); $(java -version 2>&1 | head -1)"
-    java -Xmx1g ${BENCH_JAVA_OPTS:-} -Dslf4j.internal.verbosity=ERROR -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}
+    java -Xmx1500m ${BENCH_JAVA_OPTS:-} -Dslf4j.internal.verbosity=ERROR -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}
     echo
     echo "Load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$RESULT"

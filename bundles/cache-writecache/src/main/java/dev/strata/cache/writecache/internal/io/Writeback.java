@@ -168,7 +168,11 @@ final class Writeback {
     /** The batch's data buffer (entry i at i * bs), kept between batches (writeback runs one batch at a time). */
     private ByteBuffer buffer(int n) {
         if (data == null || data.capacity() < n * bs) {
-            data = Buffers.aligned(Math.max(n, 64) * bs);
+            // a whole number of alignment units: Buffers.aligned trims both ends of its allocation
+            // to 4096, so with 512-byte blocks a size like 252 * 512 could come out short (seen
+            // in the 512-byte crash model: "newLimit > capacity")
+            int bytes = Math.max(n, 64) * bs;
+            data = Buffers.aligned((bytes + Buffers.ALIGNMENT - 1) / Buffers.ALIGNMENT * Buffers.ALIGNMENT);
         }
         return data.clear();
     }

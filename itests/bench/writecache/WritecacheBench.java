@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class WritecacheBench {
     static final int MIB = 1 << 20;
-    static final int THREADS = 32;
+    static final int THREADS = Integer.getInteger("bench.threads", 32);
 
     static BlockDevice memory(long size) throws IOException {
         Target t = new MemoryTargetFactory().create(new TargetContext() {
@@ -50,8 +50,17 @@ public final class WritecacheBench {
         }
     }
 
+    /** One cell: MiB/s, and the process's CPU time per MiB moved (less sensitive to other load on the machine). */
+    record Rate(double mibs, double cpuMsPerMib) {
+    }
+
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
     /** MiB/s of random aligned bs writes over [0, region) of d, THREADS in flight, for millis. */
-    static double run(BlockDevice d, long region, int bs, long warmMillis, long millis) throws Exception {
+    static Rate run(BlockDevice d, long region, int bs, long warmMillis, long millis) throws Exception {
         LongAdder bytes = new LongAdder();
         long[] phase = new long[1];
         long start = System.nanoTime();
@@ -84,13 +93,22 @@ public final class WritecacheBench {
             threads.add(t);
             t.start();
         }
+        long cpu0 = 0;
+        long wall0 = 0;
+        long sleep = measureFrom - System.nanoTime();
+        if (sleep > 0) {
+            Thread.sleep(sleep / 1_000_000L, (int) (sleep % 1_000_000L));
+        }
+        cpu0 = processCpuNanos();
         for (Thread t : threads) {
             t.join();
         }
+        long cpu = processCpuNanos() - cpu0;
         if (failure[0] != null) {
             throw failure[0];
         }
-        return bytes.sum() / (double) MIB / (millis / 1000.0);
+        double mib = bytes.sum() / (double) MIB;
+        return new Rate(mib / (millis / 1000.0), cpu / 1e6 / mib);
     }
 
     static WritecacheTarget open(BlockDevice backing, BlockDevice cache, boolean onePerBlock) throws IOException {
@@ -102,9 +120,32 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
+        String only = "seed,vs-writeboost,writeback,footprint";
+        for (String a : args) {
+            if (a.startsWith("--only=")) {
+                only = a.substring("--only=".length());
+            }
+        }
+        List<String> parts = List.of(only.split(","));
+        if (parts.contains("seed")) {
+            seedTable(quick);
+        }
+        if (parts.contains("vs-writeboost")) {
+            VsWriteboost.run(quick);
+        }
+        if (parts.contains("writeback")) {
+            WritebackOrder.run(quick);
+        }
+        if (parts.contains("footprint")) {
+            Footprint.run(quick);
+        }
+    }
+
+    /** Performance 1 of issue 11: the seed's table. */
+    static void seedTable(boolean quick) throws Exception {
         long region = (quick ? 64L : 256L) * MIB;
         long millis = quick ? 1000 : 3000;
-        long warm = quick ? 300 : 1000;
+        long warm = quick ? 300 : 2000; // C2 compiles the write path late on a loaded machine
         long slots = region / 512 + 1024;
         long cacheBytes = Layout.dataOffset(512, slots) + slots * 512;
         if (cacheBytes % 4096 == 0) {
@@ -114,22 +155,29 @@ public final class WritecacheBench {
         BlockDevice cache = memory(cacheBytes);
         prefill(backing);
         prefill(cache);
-        System.out.printf(Locale.ROOT, "writecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
+        System.out.printf(Locale.ROOT, "%n## Performance 1: the seed table%n%nwritecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
                 THREADS, quick ? "1 s" : "3 s", region / MIB);
-        System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s | contiguous / per block |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s"
+                + " | contiguous / per block | CPU ms/MiB device, contiguous, per block | CPU device / contiguous |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        int onlyBs = Integer.getInteger("bench.bs", 0);
         for (int bs = 512; bs <= 64 * 1024; bs *= 2) {
-            double dev = run(cache, region, bs, warm, millis);
-            double contiguous;
+            if (onlyBs != 0 && bs != onlyBs) {
+                continue;
+            }
+            Rate dev = run(cache, region, bs, warm, millis);
+            Rate contiguous;
             try (WritecacheTarget t = open(backing, cache, false)) {
                 contiguous = run(t, region, bs, warm, millis);
             }
-            double perBlock;
+            Rate perBlock;
             try (WritecacheTarget t = open(backing, cache, true)) {
                 perBlock = run(t, region, bs, warm, millis);
             }
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %,.0f | %.2f× |%n", bs < 1024 ? bs + " B" : bs / 1024 + " KiB",
-                    dev, contiguous, contiguous / dev, perBlock, contiguous / perBlock);
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %,.0f | %.2f× | %.3f, %.3f, %.3f | %.2f |%n",
+                    bs < 1024 ? bs + " B" : bs / 1024 + " KiB", dev.mibs(), contiguous.mibs(), contiguous.mibs() / dev.mibs(),
+                    perBlock.mibs(), contiguous.mibs() / perBlock.mibs(), dev.cpuMsPerMib(), contiguous.cpuMsPerMib(),
+                    perBlock.cpuMsPerMib(), dev.cpuMsPerMib() / contiguous.cpuMsPerMib());
         }
     }
 }

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# In-process writecache benchmark (not a test): the seed's table of issue 11. Usage:
-#   itests/bench/writecache/run.sh [--quick] [--rebuild]
-# Builds the writecache and memory-driver bundles if their jars are missing, or always with
-# --rebuild (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources
-# is used), compiles WritecacheBench.java against them and prints a markdown table from one run.
-# Everything is in memory (the JVM heap): no files, no ports.
+# In-process writecache benchmarks of issue 11 (not tests). Usage:
+#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,vs-writeboost,writeback,footprint]
+# Builds the bundles it needs if their jars are missing, or always with --rebuild
+# (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
+# compiles the *.java here against them and prints markdown tables from one run:
+#   seed          Performance 1: the seed's table, contiguous vs one I/O per block vs the cache device
+#   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
+#   writeback     Performance 3: writeback to spindle, sorted + merged vs age order (model time)
+#   footprint     Performance 4: heap per slot, open of a full 4 GiB cache
+# Devices are memory devices (the JVM heap); the NBD part listens on 127.0.0.1 at a free port.
+# The output, with the load average before and after, is also written to
+# itests/bench/target/writecache-DATE.md.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -12,25 +18,41 @@ ARGS=()
 REBUILD=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) ARGS+=("$1"); shift ;;
+        --quick|--only=*) ARGS+=("$1"); shift ;;
         --rebuild) REBUILD=1; shift ;;
-        *) echo "usage: $0 [--quick] [--rebuild]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
+MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory
+    cache-writeboost:dev.strata.cache.writeboost testkit-targets:dev.strata.testkit nbd:dev.strata.nbd)
 find_jars() {
-    JAR=$(ls "$ROOT"/bundles/cache-writecache/target/dev.strata.cache.writecache-*.jar 2>/dev/null | grep -v sources | head -1 || true)
-    API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar 2>/dev/null | grep -v sources | head -1 || true)
-    MEM=$(ls "$ROOT"/bundles/driver-memory/target/dev.strata.driver.memory-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+    CP=""
+    MISSING=""
+    for m in "${MODULES[@]}"; do
+        j=$(ls "$ROOT/bundles/${m%%:*}/target/${m#*:}"-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+        if [ -z "$j" ]; then MISSING=1; fi
+        CP="$CP${CP:+:}$j"
+    done
 }
 find_jars
-if [ -n "$REBUILD" ] || [ -z "$JAR" ] || [ -z "$API" ] || [ -z "$MEM" ]; then
-    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory -am package -DskipTests)
+if [ -n "$REBUILD" ] || [ -n "$MISSING" ]; then
+    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
     find_jars
 fi
 SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-# the writecache jar embeds cache-support and HdrHistogram (bnd -conditionalpackage)
-CP="$JAR:$API:$MEM:$SLF4J"
-javac -d "$OUT" -cp "$CP" "$HERE/WritecacheBench.java"
-java -Xmx1g -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}
+# the cache jars embed cache-support and HdrHistogram (bnd -conditionalpackage)
+CP="$CP:$SLF4J"
+javac -nowarn -d "$OUT" -cp "$CP" "$HERE"/*.java
+mkdir -p "$ROOT/itests/bench/target"
+RESULT="$ROOT/itests/bench/target/writecache-$(date -u +%Y%m%d-%H%M%S).md"
+{
+    echo "# writecache benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo
+    echo "Machine: $(nproc) cores; load at start: $(cut -d' ' -f1-3 /proc/loadavg); $(java -version 2>&1 | head -1)"
+    java -Xmx1500m ${BENCH_JAVA_OPTS:-} -Dslf4j.internal.verbosity=ERROR -cp "$OUT:$CP" WritecacheBench ${ARGS[@]+"${ARGS[@]}"}
+    echo
+    echo "Load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$RESULT"
+echo "(written to $RESULT)" >&2

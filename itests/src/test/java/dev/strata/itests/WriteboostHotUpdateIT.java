@@ -1,20 +1,6 @@
 package dev.strata.itests;
 
-import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
-import static org.junit.Assert.assertTrue;
-
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import javax.inject.Inject;
 
@@ -25,14 +11,9 @@ import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
-import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.wiring.FrameworkWiring;
 
-import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
-import dev.strata.api.DeviceState;
 
 /**
  * DESIGN.md §3, hot update of a policy bundle, for the writeboost cache (issue 5): a writeboost
@@ -46,14 +27,8 @@ import dev.strata.api.DeviceState;
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
 public class WriteboostHotUpdateIT {
-
-    private static final String WORK = "writeboost-hot-update";
     private static final String BSN = "dev.strata.cache.writeboost";
-    private static final int THREADS = 4;
-    private static final int BLOCKS_PER_THREAD = 1024; // 4 MiB per thread
     private static final int UPDATES = 5;
-    /** I/O operations each update must let through before the next one, so the updates overlap real I/O. */
-    private static final long OPS_BETWEEN_UPDATES = 2000;
 
     @Inject
     BundleContext context;
@@ -63,109 +38,12 @@ public class WriteboostHotUpdateIT {
 
     @Configuration
     public Option[] config() {
-        return StrataOptions.distribution(StrataOptions.workDir(WORK));
+        return StrataOptions.distribution(StrataOptions.workDir("writeboost-hot-update"));
     }
 
     @Test
     public void updatingTheWriteboostBundleUnderLoadLosesNothing() throws Exception {
-        Path dir = Path.of(context.getProperty("felix.fileinstall.dir")).getParent().resolve("data");
-        Files.createDirectories(dir);
-        Await.until("the file and writeboost target types", 60,
-                () -> manager.targetTypes().stream().filter(t -> t.type().equals("file") || t.type().equals("writeboost")).count() == 2);
-        Path backingFile = dir.resolve("slow.img");
-        manager.create("slow", "file", Map.of("path", backingFile.toString(), "size", "32M", "create", "true"));
-        manager.create("fast", "file", Map.of("path", dir.resolve("fast.img").toString(), "size", "18M", "create", "true"));
-        manager.create("wb", "writeboost", Map.of("backing", "slow", "cache", "fast"));
-
-        Bundle bundle = null;
-        for (Bundle b : context.getBundles()) {
-            if (BSN.equals(b.getSymbolicName())) {
-                bundle = b;
-            }
-        }
-        assertNotNull(BSN + " installed", bundle);
-        Path jar = StrataOptions.bundleJar(BSN);
-
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicLong ops = new AtomicLong();
-        AtomicLong mismatches = new AtomicLong();
-        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-        List<CheckedBlocks> writers = new ArrayList<>();
-        int survived = 0;
-        try (DeviceHandle handle = manager.open("wb", "itest:writeboost-hot-update")) {
-            CountDownLatch finished = new CountDownLatch(THREADS);
-            for (int t = 0; t < THREADS; t++) {
-                CheckedBlocks w = new CheckedBlocks(t, BLOCKS_PER_THREAD, handle, stop, ops, mismatches, errors, finished);
-                writers.add(w);
-                new Thread(w, "wb-hot-update-io-" + t).start();
-            }
-            FrameworkWiring wiring = context.getBundle(0).adapt(FrameworkWiring.class);
-            try {
-                for (int i = 0; i < UPDATES && errors.isEmpty(); i++) {
-                    long before = ops.get();
-                    Await.until("I/O progress before update " + (i + 1), 120,
-                            () -> ops.get() >= before + OPS_BETWEEN_UPDATES || !errors.isEmpty());
-                    try (InputStream in = Files.newInputStream(jar)) {
-                        bundle.update(in);
-                    }
-                    CountDownLatch refreshed = new CountDownLatch(1);
-                    wiring.refreshBundles(List.of(bundle), e -> {
-                        if (e.getType() == FrameworkEvent.PACKAGES_REFRESHED) {
-                            refreshed.countDown();
-                        }
-                    });
-                    assertTrue("refresh " + (i + 1) + " finished", refreshed.await(120, TimeUnit.SECONDS));
-                    assertEquals(Bundle.ACTIVE, bundle.getState());
-                    Await.until("device wb active again after update " + (i + 1), 120,
-                            () -> manager.info("wb").map(d -> d.state() == DeviceState.ACTIVE).orElse(false),
-                            () -> String.valueOf(manager.info("wb")));
-                    survived++;
-                }
-                long before = ops.get();
-                Await.until("I/O progress after the last update", 120, () -> ops.get() >= before + OPS_BETWEEN_UPDATES || !errors.isEmpty());
-            } finally {
-                stop.set(true);
-                assertTrue("I/O threads finished", finished.await(120, TimeUnit.SECONDS));
-            }
-            System.out.println("WriteboostHotUpdateIT: writeboost bundle updates survived under load: " + survived + " of "
-                    + UPDATES + " (" + ops.get() + " checked I/O operations by " + THREADS + " threads, " + errors.size()
-                    + " I/O errors, " + mismatches.get() + " mismatches)");
-            if (!errors.isEmpty()) {
-                throw new AssertionError("I/O failed during hot update: " + errors.peek(), errors.peek());
-            }
-            assertEquals("mismatches under load", 0, mismatches.get());
-            assertEquals(UPDATES, survived);
-
-            // every block as last written, through the cache, after a final flush
-            handle.flush();
-            long bad = 0;
-            for (CheckedBlocks w : writers) {
-                bad += w.verifyAll();
-            }
-            assertEquals("blocks not as last written after the updates", 0, bad);
-
-            // and in the backing file once everything is written back
-            manager.message("wb", "writeback", "all");
-            Await.until("wb clean", 300, () -> dirty("wb") == 0, () -> status("wb").toString());
-            for (CheckedBlocks w : writers) {
-                bad += w.verifyFile(backingFile);
-            }
-            assertEquals("blocks of the backing file not as last written after writeback", 0, bad);
-        }
-        manager.remove("wb");
-        manager.remove("fast");
-        manager.remove("slow");
-    }
-
-    private long dirty(String device) {
-        return Long.parseLong(status(device).get("dirty_blocks"));
-    }
-
-    private Map<String, String> status(String device) {
-        try {
-            return manager.status(device);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        CacheUnderCheckedLoad load = new CacheUnderCheckedLoad(context, manager, "writeboost", "wb");
+        load.run("bundle updates", "18M", Map.of(), UPDATES, load.hotUpdate(BSN));
     }
 }

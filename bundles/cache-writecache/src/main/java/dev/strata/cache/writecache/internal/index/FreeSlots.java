@@ -46,8 +46,12 @@ public final class FreeSlots {
         if (start < 0) {
             start = free.nextSetBit(0);
         }
-        int end = free.nextClearBit(start);
-        int len = Math.min(want, Math.min(end, slots) - start);
+        // bounded by want: nextClearBit would scan the whole free run (all of an empty cache)
+        int limit = (int) Math.min(slots, (long) start + want);
+        int len = 1;
+        while (start + len < limit && free.get(start + len)) {
+            len++;
+        }
         free.clear(start, start + len);
         count -= len;
         cursor = start + len >= slots ? 0 : start + len;

@@ -123,9 +123,13 @@ final class CacheState {
         return underWriteback.cardinality();
     }
 
-    /** Links a freshly taken slot for {@code block} (stamped current); the older holder, if any, waits for the commit. */
-    void place(int slot, long block) {
-        int old = index.remove(block);
+    /**
+     * Links a freshly taken slot for {@code block} (stamped current); the older holder, if any,
+     * waits for the commit. {@code holder} is the slot the caller found holding the block (-1:
+     * none, and the tree is not walked again to unlink it).
+     */
+    void place(int slot, long block, int holder) {
+        int old = holder < 0 ? -1 : index.remove(block);
         if (old >= 0) {
             addPending(old);
         }

@@ -18,9 +18,13 @@ import java.util.function.Function;
  * @param oneIoPerBlock every block of a multi-block write is its own cache-device I/O (the
  *                    allocation before dm-writecache 5.6); benchmarks only, to show what
  *                    contiguous allocation gains
+ * @param unsortedWriteback a writeback batch is written in the order it was chosen, one backing
+ *                    write per block (no sort, no merge); benchmarks only, the baseline of the
+ *                    sorted, merged writeback (dm-writecache before the 2019 "sort the blocks for
+ *                    writeback_all" patch)
  */
 public record Options(boolean background, boolean lazyFuaData, CommitOrder commitOrder, Clock clock,
-        Function<String, WritebackController> controllers, boolean oneIoPerBlock) {
+        Function<String, WritebackController> controllers, boolean oneIoPerBlock, boolean unsortedWriteback) {
 
     /** Where a commit waits for in-flight data writes (see {@link Committer}). */
     public enum CommitOrder {
@@ -31,34 +35,39 @@ public record Options(boolean background, boolean lazyFuaData, CommitOrder commi
     }
 
     public static Options defaults() {
-        return new Options(true, false, CommitOrder.WAIT_THEN_FLUSH, Clock.SYSTEM, null, false);
+        return new Options(true, false, CommitOrder.WAIT_THEN_FLUSH, Clock.SYSTEM, null, false, false);
     }
 
     /** No background thread: writeback and autocommit run only when asked. */
     public Options manual() {
-        return new Options(false, lazyFuaData, commitOrder, clock, controllers, oneIoPerBlock);
+        return new Options(false, lazyFuaData, commitOrder, clock, controllers, oneIoPerBlock, unsortedWriteback);
     }
 
     public Options withLazyFuaData() {
-        return new Options(background, true, commitOrder, clock, controllers, oneIoPerBlock);
+        return new Options(background, true, commitOrder, clock, controllers, oneIoPerBlock, unsortedWriteback);
     }
 
     public Options withClock(Clock c) {
-        return new Options(background, lazyFuaData, commitOrder, c, controllers, oneIoPerBlock);
+        return new Options(background, lazyFuaData, commitOrder, c, controllers, oneIoPerBlock, unsortedWriteback);
     }
 
     /** Writeback paced by the controller services {@code lookup} finds by name (the factory's DS references). */
     public Options withControllers(Function<String, WritebackController> lookup) {
-        return new Options(background, lazyFuaData, commitOrder, clock, lookup, oneIoPerBlock);
+        return new Options(background, lazyFuaData, commitOrder, clock, lookup, oneIoPerBlock, unsortedWriteback);
     }
 
     /** One cache-device I/O per block (benchmarks only: the pre-5.6 allocation, for comparison). */
     public Options withOneIoPerBlock() {
-        return new Options(background, lazyFuaData, commitOrder, clock, controllers, true);
+        return new Options(background, lazyFuaData, commitOrder, clock, controllers, true, unsortedWriteback);
+    }
+
+    /** Writeback batches unsorted and unmerged, one backing write per block (benchmarks only: the baseline). */
+    public Options withUnsortedWriteback() {
+        return new Options(background, lazyFuaData, commitOrder, clock, controllers, oneIoPerBlock, true);
     }
 
     /** The pre-2020 commit order (flush before the wait). Package-private: for the mutation test only. */
     Options pre2020CommitOrder() {
-        return new Options(background, lazyFuaData, CommitOrder.FLUSH_THEN_WAIT, clock, controllers, oneIoPerBlock);
+        return new Options(background, lazyFuaData, CommitOrder.FLUSH_THEN_WAIT, clock, controllers, oneIoPerBlock, unsortedWriteback);
     }
 }

@@ -1,33 +1,20 @@
 package dev.strata.cache.writecache.internal.io;
 
 import dev.strata.api.InvalidArgumentException;
-import dev.strata.api.TargetArguments;
-import java.util.LinkedHashMap;
+import dev.strata.cache.support.tunables.Tunable;
+import dev.strata.cache.support.tunables.TunableTable;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * The runtime tunables, as one immutable value swapped whole ({@code cache:set}/{@code
- * dev:message} build a new one; nothing changes unless all of it is valid).
- *
- * @param highWatermark    % of slots in use at which background writeback starts (dm-writecache: 50)
- * @param lowWatermark     % of slots in use at which it stops (dm-writecache: 45)
- * @param writebackBatch   most blocks one writeback batch moves (dm-writecache: writeback_jobs)
- * @param autocommitBlocks uncommitted blocks at which the background commits (dm-writecache SSD: 64)
- * @param autocommitTime   ms after the first uncommitted write at which the background commits
- *                         (dm-writecache: 1000; 0 = off)
- * @param maxAge           ms: blocks written longer ago are written back whatever the watermarks (0 = off)
- * @param cleaner          write everything back and let new writes of uncached blocks go around
- * @param pauseWriteback   ms: background writeback between the watermarks waits while a write went
- *                         around to the backing device less than this long ago (dm-writecache's
- *                         pause_writeback, default 3000; 0 = off)
- * @param controller       name of the WritebackController service that paces writeback between
- *                         the watermarks (built-in fallback: modulator)
- * @param writebackThreshold the modulator's threshold: % of the backing device's time busy with
- *                         foreground I/O above which it holds writeback back (0 = never pace-write)
+ * The runtime tunables of a writecache: a typed view of one immutable
+ * {@link TunableTable.Snapshot} (cache-support's table, as writeboost's), replaced as a whole
+ * ({@code cache:set}/{@code dev:message} build a new one; nothing changes unless all of it is
+ * valid). The table (key, parser, range, default, doc) is {@link #TABLE}; {@link #help()}
+ * renders it. The one check that spans two keys (low ≤ high watermark) runs on the whole value.
  */
-public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, int autocommitBlocks, long autocommitTime,
-        long maxAge, boolean cleaner, long pauseWriteback, String controller, int writebackThreshold) {
+public final class Tunables {
     public static final String HIGH_WATERMARK = "high_watermark";
     public static final String LOW_WATERMARK = "low_watermark";
     public static final String WRITEBACK_BATCH = "writeback_batch";
@@ -38,48 +25,84 @@ public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, 
     public static final String PAUSE_WRITEBACK = "pause_writeback";
     public static final String CONTROLLER = "writeback.controller";
     public static final String WRITEBACK_THRESHOLD = "writeback_threshold";
-    public static final List<String> KEYS = List.of(HIGH_WATERMARK, LOW_WATERMARK, WRITEBACK_BATCH, AUTOCOMMIT_BLOCKS, AUTOCOMMIT_TIME,
-            MAX_AGE, CLEANER, PAUSE_WRITEBACK, CONTROLLER, WRITEBACK_THRESHOLD);
-    public static final Tunables DEFAULTS = new Tunables(50, 45, 256, 64, 1000, 0, false, 3000, "modulator", 70);
 
-    public Tunables {
+    static final Tunable<Long> T_HIGH = Tunable.number(HIGH_WATERMARK, 50, 0, 100,
+            "% of slots in use at which background writeback starts (dm-writecache: 50)");
+    static final Tunable<Long> T_LOW = Tunable.number(LOW_WATERMARK, 45, 0, 100,
+            "% of slots in use at which background writeback stops; at most high_watermark (dm-writecache: 45)");
+    static final Tunable<Long> T_BATCH = Tunable.number(WRITEBACK_BATCH, 256, 1, 65536,
+            "most blocks one writeback batch moves (dm-writecache: writeback_jobs)");
+    static final Tunable<Long> T_AUTOCOMMIT_BLOCKS = Tunable.number(AUTOCOMMIT_BLOCKS, 64, 1, 1 << 20,
+            "uncommitted blocks at which the background commits (dm-writecache SSD mode: 64)");
+    static final Tunable<Long> T_AUTOCOMMIT_TIME = Tunable.number(AUTOCOMMIT_TIME, 1000, 0, 3_600_000,
+            "ms after the first uncommitted write at which the background commits (0: off)");
+    static final Tunable<Long> T_MAX_AGE = Tunable.number(MAX_AGE, 0, 0, 86_400_000,
+            "ms: blocks written longer ago are written back whatever the watermarks (0: off)");
+    static final Tunable<Boolean> T_CLEANER = Tunable.bool(CLEANER, false,
+            "write everything back; new writes of uncached blocks go around");
+    static final Tunable<Long> T_PAUSE = Tunable.number(PAUSE_WRITEBACK, 3000, 0, 3_600_000,
+            "ms: background writeback between the watermarks waits while a write went around less than "
+                    + "this long ago (0: off)");
+    static final Tunable<String> T_CONTROLLER = Tunable.name(CONTROLLER, "modulator",
+            "name of the WritebackController service that paces writeback between the watermarks "
+                    + "(built-in: modulator)");
+    static final Tunable<Long> T_THRESHOLD = Tunable.number(WRITEBACK_THRESHOLD, 70, 0, 100,
+            "the modulator's threshold: % of the backing device's time busy with foreground I/O above which it "
+                    + "holds writeback back");
+
+    /** The table, in display order. */
+    public static final TunableTable TABLE = new TunableTable("writecache", List.of(T_HIGH, T_LOW, T_BATCH,
+            T_AUTOCOMMIT_BLOCKS, T_AUTOCOMMIT_TIME, T_MAX_AGE, T_CLEANER, T_PAUSE, T_CONTROLLER, T_THRESHOLD));
+
+    /** Every tunable key, in display order. */
+    public static final Set<String> KEYS = TABLE.keys();
+
+    public static final Tunables DEFAULTS = new Tunables(TABLE.defaults());
+
+    private final TunableTable.Snapshot values;
+    // unpacked once: read on the background's and the write path's hot paths
+    private final int highWatermark;
+    private final int lowWatermark;
+    private final int writebackBatch;
+    private final int autocommitBlocks;
+    private final long autocommitTime;
+    private final long maxAge;
+    private final boolean cleaner;
+    private final long pauseWriteback;
+    private final String controller;
+    private final int writebackThreshold;
+
+    private Tunables(TunableTable.Snapshot v) {
+        this.values = v;
+        this.highWatermark = v.get(T_HIGH).intValue();
+        this.lowWatermark = v.get(T_LOW).intValue();
+        this.writebackBatch = v.get(T_BATCH).intValue();
+        this.autocommitBlocks = v.get(T_AUTOCOMMIT_BLOCKS).intValue();
+        this.autocommitTime = v.get(T_AUTOCOMMIT_TIME);
+        this.maxAge = v.get(T_MAX_AGE);
+        this.cleaner = v.get(T_CLEANER);
+        this.pauseWriteback = v.get(T_PAUSE);
+        this.controller = v.get(T_CONTROLLER);
+        this.writebackThreshold = v.get(T_THRESHOLD).intValue();
         if (lowWatermark > highWatermark) {
             throw new InvalidArgumentException("writecache: low_watermark=" + lowWatermark + " is above high_watermark="
                     + highWatermark + "; the low watermark must not exceed the high one");
         }
     }
 
-    /** This value with {@code key} set; throws (naming the key and range) if the result is invalid. */
+    /** This value with {@code key} set; throws InvalidArgumentException (one line, naming the key and range). */
     public Tunables with(String key, String value) {
-        return withAll(Map.of(key, value));
+        return new Tunables(values.with(key, value));
     }
 
-    /** This value with every tunable key of {@code args} set (other keys ignored). */
+    /** This value with every tunable key of {@code args} set (other keys ignored); checked as a whole. */
     public Tunables withAll(Map<String, String> args) {
-        Map<String, String> mine = new LinkedHashMap<>();
-        for (String k : KEYS) {
-            if (args.containsKey(k)) {
-                mine.put(k, args.get(k));
-            }
-        }
-        TargetArguments a = TargetArguments.of("writecache", mine, java.util.Set.copyOf(KEYS));
-        return new Tunables((int) a.number(HIGH_WATERMARK, highWatermark, 0, 100),
-                (int) a.number(LOW_WATERMARK, lowWatermark, 0, 100),
-                (int) a.number(WRITEBACK_BATCH, writebackBatch, 1, 65536),
-                (int) a.number(AUTOCOMMIT_BLOCKS, autocommitBlocks, 1, 1 << 20),
-                a.number(AUTOCOMMIT_TIME, autocommitTime, 0, 3_600_000), a.number(MAX_AGE, maxAge, 0, 86_400_000),
-                a.bool(CLEANER, cleaner), a.number(PAUSE_WRITEBACK, pauseWriteback, 0, 3_600_000),
-                controllerName(a.string(CONTROLLER, controller)),
-                (int) a.number(WRITEBACK_THRESHOLD, writebackThreshold, 0, 100));
+        return new Tunables(values.withAll(args));
     }
 
-    private static String controllerName(String v) {
-        String s = v.trim();
-        if (!s.matches("[A-Za-z0-9_.-]{1,64}")) {
-            throw new InvalidArgumentException("writecache: " + CONTROLLER + "=" + v
-                    + " is not a controller name; use letters, digits, '.', '_' or '-'");
-        }
-        return s.toLowerCase(java.util.Locale.ROOT);
+    /** One line per tunable: key=default (range): what it does. */
+    public static String help() {
+        return TABLE.help();
     }
 
     /** The tunables passed to the writeback controller's session (keys without the {@code writeback.} prefix). */
@@ -88,17 +111,61 @@ public record Tunables(int highWatermark, int lowWatermark, int writebackBatch, 
     }
 
     public Map<String, String> asMap() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put(HIGH_WATERMARK, Integer.toString(highWatermark));
-        m.put(LOW_WATERMARK, Integer.toString(lowWatermark));
-        m.put(WRITEBACK_BATCH, Integer.toString(writebackBatch));
-        m.put(AUTOCOMMIT_BLOCKS, Integer.toString(autocommitBlocks));
-        m.put(AUTOCOMMIT_TIME, Long.toString(autocommitTime));
-        m.put(MAX_AGE, Long.toString(maxAge));
-        m.put(CLEANER, Boolean.toString(cleaner));
-        m.put(PAUSE_WRITEBACK, Long.toString(pauseWriteback));
-        m.put(CONTROLLER, controller);
-        m.put(WRITEBACK_THRESHOLD, Integer.toString(writebackThreshold));
-        return m;
+        return values.asMap();
+    }
+
+    public int highWatermark() {
+        return highWatermark;
+    }
+
+    public int lowWatermark() {
+        return lowWatermark;
+    }
+
+    public int writebackBatch() {
+        return writebackBatch;
+    }
+
+    public int autocommitBlocks() {
+        return autocommitBlocks;
+    }
+
+    public long autocommitTime() {
+        return autocommitTime;
+    }
+
+    public long maxAge() {
+        return maxAge;
+    }
+
+    public boolean cleaner() {
+        return cleaner;
+    }
+
+    public long pauseWriteback() {
+        return pauseWriteback;
+    }
+
+    public String controller() {
+        return controller;
+    }
+
+    public int writebackThreshold() {
+        return writebackThreshold;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Tunables t && t.values.equals(values);
+    }
+
+    @Override
+    public int hashCode() {
+        return values.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return values.toString();
     }
 }

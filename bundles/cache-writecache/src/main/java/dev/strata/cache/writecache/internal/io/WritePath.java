@@ -100,7 +100,7 @@ final class WritePath {
                             counters.around(1);
                         } else {
                             slot = (int) (run >>> 32);
-                            state.place(slot, b);
+                            state.place(slot, b, s);
                             if (s >= 0) {
                                 counters.writeHitsCommitted.increment();
                             } else {
@@ -116,17 +116,30 @@ final class WritePath {
                         pieces.add(cur);
                     }
                 }
-                List<Piece> cached = pieces.stream().filter(p -> p.slot >= 0).toList();
-                if (!cached.isEmpty()) {
-                    int lo = Integer.MAX_VALUE;
-                    int hi = -1;
-                    for (Piece p : cached) {
+                List<Piece> cached = pieces;
+                int lo = Integer.MAX_VALUE;
+                int hi = -1;
+                for (Piece p : pieces) {
+                    if (p.slot < 0) {
+                        cached = null; // some went around: filter (rare; no copy on the common path)
+                    } else {
                         lo = Math.min(lo, p.slot);
                         hi = Math.max(hi, p.slot + p.count - 1);
                     }
+                }
+                if (cached == null) {
+                    cached = new ArrayList<>();
+                    for (Piece p : pieces) {
+                        if (p.slot >= 0) {
+                            cached.add(p);
+                        }
+                    }
+                }
+                if (!cached.isEmpty()) {
+                    List<Piece> mine = cached;
                     ByteBuffer data = src.duplicate();
                     int base = src.position();
-                    write = inFlight.register(() -> writeSlots(cached, data, base), lo, hi);
+                    write = inFlight.register(() -> writeSlots(mine, data, base), lo, hi);
                 }
             }
             for (Piece p : pieces) {
@@ -206,7 +219,7 @@ final class WritePath {
                         if (target == s) {
                             counters.writeHitsUncommitted.increment();
                         } else {
-                            state.place(target, block);
+                            state.place(target, block, s);
                             counters.writeHitsCommitted.increment();
                         }
                         return;

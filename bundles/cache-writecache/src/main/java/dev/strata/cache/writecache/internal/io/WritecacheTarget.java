@@ -77,7 +77,7 @@ public final class WritecacheTarget implements CacheTarget {
         state.noteSnapshot(state.current - 1);
         this.committer = new Committer(state, inFlight, slotLock, cache, backing, failure, counters,
                 options.commitOrder(), sb);
-        this.writeback = new Writeback(state, committer, cache, backing, counters);
+        this.writeback = new Writeback(state, committer, cache, backing, counters, !options.unsortedWriteback());
         this.fuaPool = options.lazyFuaData() ? null : Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "strata-writecache-" + name + "-fua");
             t.setDaemon(true);

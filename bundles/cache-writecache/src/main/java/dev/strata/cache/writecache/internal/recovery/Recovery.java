@@ -174,17 +174,11 @@ public final class Recovery {
                         s.free(slot, true); // written but never committed
                         continue;
                     }
-                    int other = s.find(block);
-                    if (other < 0) {
-                        s.link(slot, block, seq);
-                    } else if (s.seq(other) < seq) {
-                        s.replace(other, slot, block, seq);
-                    } else {
-                        s.free(slot, true); // an older copy: the newer one won
-                    }
+                    s.stage(slot, block, seq); // of several copies of a block the highest seq_count wins
                 }
             }
         }
+        s.linkStaged();
         s.releaseUnused();
     }
 }

@@ -21,9 +21,52 @@ class IndexTest {
         for (int i = 0; i < slots; i++) {
             free.add(i);
         }
-        Random r = new Random(3);
-        for (int step = 0; step < 200_000; step++) {
-            long b = r.nextInt(20_000);
+        randomOperations(index, model, free, new Random(3), 200_000, 20_000);
+        assertThrows(IllegalStateException.class, () -> {
+            long b = model.firstKey();
+            index.insert(free.poll(), b, 0);
+        });
+    }
+
+    @Test
+    void aTreeBuiltInOnePassBehavesAsOneBuiltByInserts() {
+        int slots = 4000;
+        SlotIndex index = new SlotIndex(slots);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        Random r = new Random(11);
+        // slots hold random distinct blocks; the build gets them in block order
+        java.util.List<Integer> order = new java.util.ArrayList<>();
+        for (int s = 0; s < 3000; s++) {
+            long b;
+            do {
+                b = r.nextInt(50_000);
+            } while (model.containsKey(b));
+            index.assign(s, b, 1);
+            model.put(b, s);
+        }
+        order.addAll(model.values());
+        int[] sorted = order.stream().mapToInt(Integer::intValue).toArray();
+        index.build(sorted, sorted.length);
+        assertEquals(model.size(), index.size());
+        ArrayDeque<Integer> free = new ArrayDeque<>();
+        for (int s = 3000; s < slots; s++) {
+            free.add(s);
+        }
+        // then the same random operations as agreesWithATreeMap: the treap stays a search tree
+        randomOperations(index, model, free, r, 50_000, 50_000);
+        assertEquals(model.size(), index.size());
+        assertThrows(IllegalStateException.class, () -> index.build(new int[0], 0)); // not empty
+        SlotIndex unsorted = new SlotIndex(4);
+        unsorted.assign(0, 5, 1);
+        unsorted.assign(1, 3, 1);
+        assertThrows(IllegalStateException.class, () -> unsorted.build(new int[] {0, 1}, 2));
+    }
+
+    /** Random finds, inserts, removes and ceilings on {@code index}, each checked against {@code model}. */
+    private static void randomOperations(SlotIndex index, TreeMap<Long, Integer> model, ArrayDeque<Integer> free, Random r,
+            int steps, int blocks) {
+        for (int step = 0; step < steps; step++) {
+            long b = r.nextInt(blocks);
             Integer have = model.get(b);
             assertEquals(have == null ? -1 : have, index.find(b));
             if (have == null && !free.isEmpty() && r.nextInt(3) != 0) {
@@ -37,15 +80,11 @@ class IndexTest {
                 model.remove(b);
                 free.add(have);
             }
-            long q = r.nextInt(21_000);
+            long q = r.nextInt(blocks + blocks / 20);
             Map.Entry<Long, Integer> c = model.ceilingEntry(q);
             assertEquals(c == null ? -1 : c.getValue(), index.ceiling(q), "ceiling " + q);
             assertEquals(model.size(), index.size());
         }
-        assertThrows(IllegalStateException.class, () -> {
-            long b = model.firstKey();
-            index.insert(free.poll(), b, 0);
-        });
     }
 
     @Test

@@ -5,7 +5,7 @@
 # (A B C, A B C, ...). Prints every run and the medians with the ratio to nbdkit, for MiB/s and
 # for the server's CPU per GiB (utime+stime of its process group from /proc, as run.sh counts).
 #
-#   itests/bench/nbd/compare.sh [--reps N] [--job FILE.fio] [--wb] DIST[|JAVA_OPTS] [DIST[|JAVA_OPTS] ...]
+#   itests/bench/nbd/compare.sh [--reps N] [--job FILE.fio] [--wb] DIST[|JAVA_OPTS[|WB_CACHE]] ...
 #
 # --wb also exports, from every distribution, a writeboost device (backing: a file device, cache:
 # a direct (O_DIRECT) device, or the driver BENCH_WB_CACHE names, on fallocated files;
@@ -13,7 +13,9 @@
 # measured writes) and runs nbdkit's cache filter (cache=writeback cache-min-block-size=4K, over
 # nbdkit file): issue 10's "writeboost ≥ 0.95 × Strata's file export and ≥ 1.5 × nbdkit's cache
 # filter", e.g. `--wb --job itests/bench/jobs/randwrite-4k.fio`. Each writeboost run starts on a
-# fresh device (removed and created again between runs), as run.sh does.
+# fresh device (removed and created again between runs), as run.sh does. A third field of a
+# distribution names its writeboost cache driver (direct or file), e.g. the same distribution
+# twice, 'DIST||file DIST||direct', for the cache driver's before/after.
 #
 #   cp -a distribution/target/strata /var/tmp/strata-before     # before the change
 #   ... change, mvn -B -q -DskipTests package ...
@@ -21,7 +23,7 @@
 #
 # Defaults: 5 repetitions, jobs/seqwrite-1m.fio with BENCH_REGION=2G BENCH_IO=2G
 # BENCH_RUNTIME=15 (the full run's sizes; override them in the environment). Each server gets a
-# fallocated 4 GiB file under BENCH_TMPDIR (default /var/tmp); every server is written once by
+# fallocated 4 GiB file (BENCH_IMG_SIZE) under BENCH_TMPDIR (default /var/tmp); every server is written once by
 # an unmeasured run of the job before the measured ones (the JIT compiles, the files' blocks
 # are allocated). Everything started runs in its own session on 127.0.0.1 and is stopped, and
 # the temp dir removed, when the script ends.
@@ -51,9 +53,12 @@ for spec in "$@"; do
     [ -x "${spec%%|*}/bin/strata" ] || { echo "compare: '${spec%%|*}' is not a built distribution (no bin/strata)" >&2; exit 2; }
 done
 export BENCH_REGION=${BENCH_REGION:-2G} BENCH_IO=${BENCH_IO:-2G} BENCH_RUNTIME=${BENCH_RUNTIME:-15}
+# size of every image file (BENCH_IMG_SIZE): with --wb each distribution needs three, and a
+# fresh cache file per run; writeboost's must hold what one run writes
+img=${BENCH_IMG_SIZE:-4G}
 tmp=$(mktemp -d "${BENCH_TMPDIR:-/var/tmp}/strata-compare.XXXXXX") || exit 1
 hz=$(getconf CLK_TCK)
-names=() uris=() pgids=() owner=() consoles=() wbport=() wbgen=()
+names=() uris=() pgids=() owner=() consoles=() wbport=() wbgen=() wbc=()
 cleanup() {
     local p i
     for p in "${pgids[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
@@ -100,8 +105,8 @@ wb_fresh() {
         rm -f "$tmp/wbcache$i-$((g - 1)).img"
     fi
     wbgen[$i]=$g
-    fallocate -l 4G "$tmp/wbcache$i-$g.img"
-    console "$i" "dev:create wbcache ${BENCH_WB_CACHE:-direct} path=$tmp/wbcache$i-$g.img ; dev:create wb writeboost backing=wbback cache=wbcache format=true writeback_threshold=0 ; nbd:export wb --name wb --bind 127.0.0.1 --port ${wbport[$i]}"
+    fallocate -l "$img" "$tmp/wbcache$i-$g.img"
+    console "$i" "dev:create wbcache ${wbc[$i]} path=$tmp/wbcache$i-$g.img ; dev:create wb writeboost backing=wbback cache=wbcache format=true writeback_threshold=0 ; nbd:export wb --name wb --bind 127.0.0.1 --port ${wbport[$i]}"
 }
 free_port() {
     local p
@@ -120,13 +125,16 @@ cpu_ticks() {
 i=0
 for spec in "$@"; do
     i=$((i + 1))
-    dist=${spec%%|*} opts=""
-    [[ "$spec" == *"|"* ]] && opts=${spec#*|}
+    dist=${spec%%|*} opts="" wbc[$i]=${BENCH_WB_CACHE:-direct}
+    if [[ "$spec" == *"|"* ]]; then
+        opts=${spec#*|}
+        if [[ "$opts" == *"|"* ]]; then wbc[$i]=${opts#*|}; opts=${opts%%|*}; fi
+    fi
     home=$tmp/home$i port=$(free_port)
     cp -a "$dist" "$home"
     rm -f "$home"/deploy/*.cfg "$home"/deploy/*.config
     rm -rf "$home/felix-cache" "$home/var" && mkdir -p "$home/var"
-    fallocate -l 4G "$tmp/strata$i.img"
+    fallocate -l "$img" "$tmp/strata$i.img"
     mkfifo "$tmp/console$i"
     # the console reads commands from a FIFO held open here (read-write: the open never
     # blocks, the shell never sees EOF), so that --wb can build a fresh writeboost device
@@ -139,21 +147,21 @@ for spec in "$@"; do
         || exit 1
     names+=("strata$i") uris+=("nbd://127.0.0.1:$port/sfile") owner+=($i)
     if [ $wb -eq 1 ]; then
-        fallocate -l 4G "$tmp/wbback$i.img"
+        fallocate -l "$img" "$tmp/wbback$i.img"
         wbport[$i]=$(free_port)
         console "$i" "dev:create wbback file path=$tmp/wbback$i.img" || exit 1
         wb_fresh "$i" || exit 1
         pgids+=(${pgids[-1]}) names+=("wb$i") uris+=("nbd://127.0.0.1:${wbport[$i]}/wb") owner+=($i)
     fi
-    echo "strata$i = $dist${opts:+ (JAVA_OPTS=$opts)}"
+    echo "strata$i = $dist${opts:+ (JAVA_OPTS=$opts)}$([ $wb -eq 1 ] && echo ", wb$i cache driver ${wbc[$i]}")"
 done
 port=$(free_port)
-fallocate -l 4G "$tmp/nbdkit.img"
+fallocate -l "$img" "$tmp/nbdkit.img"
 setsid nbdkit -f -i 127.0.0.1 -p "$port" file "$tmp/nbdkit.img" >"$tmp/nbdkit.log" 2>&1 </dev/null &
 pgids+=($!) names+=(nbdkit) uris+=("nbd://127.0.0.1:$port/")
 if [ $wb -eq 1 ]; then
     port=$(free_port)
-    fallocate -l 4G "$tmp/nbdkit-cache.img"
+    fallocate -l "$img" "$tmp/nbdkit-cache.img"
     setsid env TMPDIR="$tmp" nbdkit -f -i 127.0.0.1 -p "$port" --filter=cache file "$tmp/nbdkit-cache.img" \
         cache=writeback cache-min-block-size=4K >"$tmp/nbdkit-cache.log" 2>&1 </dev/null &
     pgids+=($!) names+=(nbdkit-cache) uris+=("nbd://127.0.0.1:$port/")

@@ -159,7 +159,7 @@ strata_wb_retire() {
     local g=$WB_GEN
     WB_LIVE=0
     strata_cmd "nbd:unexport wb" 60
-    strata_cmd "dev:remove wb$g &" 30
+    strata_cmd "dev:remove --force wb$g &" 30
     WB_PENDING+=("$g")
 }
 
@@ -174,7 +174,7 @@ strata_wb_reap() {
             sleep 0.1
         done
         if grep -qE "(^|[[:space:]])wb$g([[:space:]]|\$)" <<<"$STRATA_OUT"; then
-            strata_cmd "dev:remove wb$g" 600
+            strata_cmd "dev:remove --force wb$g" 600
         fi
         strata_cmd "dev:remove wbcache$g ; dev:remove slow$g" 60
         rm -f "$DATA/wb-cache-$g.img"

@@ -125,7 +125,7 @@ strata_up() {
 
 STRATA_WB_ARGS=${STRATA_WB_ARGS:-}
 # The writeboost system is a stack of generation N: an import `slowN` (nbd target) of the
-# writeboost slow device, cache file device `wbcacheN`, writeboost `wbN`, exported as `wb`.
+# writeboost slow device, cache device `wbcacheN` (a file through the $WB_CACHE driver), writeboost `wbN`, exported as `wb`.
 # "fresh" retires the current generation and builds the next one. Removing a writeboost
 # device waits for the writeback batch it has in flight to the slow device (at 5 ms per
 # request, seconds), so the retired device is removed in the background (Gogo's `&`) while
@@ -148,7 +148,7 @@ strata_wb_stack_create() {
     rm -f "$DATA/wb-cache-$g.img"
     # one line, three commands (each one a round trip through the shell; Gogo stops at the
     # first that fails and prints its error)
-    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g file path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
+    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g $WB_CACHE path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
     strata_export "wb$g" wb
     WB_LIVE=1
 }
@@ -159,7 +159,7 @@ strata_wb_retire() {
     local g=$WB_GEN
     WB_LIVE=0
     strata_cmd "nbd:unexport wb" 60
-    strata_cmd "dev:remove wb$g &" 30
+    strata_cmd "dev:remove --force wb$g &" 30
     WB_PENDING+=("$g")
 }
 
@@ -174,7 +174,7 @@ strata_wb_reap() {
             sleep 0.1
         done
         if grep -qE "(^|[[:space:]])wb$g([[:space:]]|\$)" <<<"$STRATA_OUT"; then
-            strata_cmd "dev:remove wb$g" 600
+            strata_cmd "dev:remove --force wb$g" 600
         fi
         strata_cmd "dev:remove wbcache$g ; dev:remove slow$g" 60
         rm -f "$DATA/wb-cache-$g.img"

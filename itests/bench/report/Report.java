@@ -86,7 +86,8 @@ public class Report {
             + "workloads' regions before any measurement");
         SYSTEM_DESC.put("strata-memory", "second NBD ceiling: Strata export of a memory device (RAM, on the JVM heap), "
             + "written once like nbdkit-memory");
-        SYSTEM_DESC.put("strata-wb", "Strata writeboost over the slow device (nbd target), cache = file on the local disk");
+        SYSTEM_DESC.put("strata-wb", "Strata writeboost over the slow device (nbd target), cache = a file on the local disk "
+            + "through the driver the 'writeboost cache device' below names");
         SYSTEM_DESC.put("nbdkit-cache", "nbdkit --filter=cache cache=writeback cache-min-block-size=4K (unless the "
             + "'nbdkit cache args' below say otherwise), nbd plugin to the slow device, cache file on the local disk");
         SYSTEM_DESC.put("strata-file", "Strata export of a file device (page cache)");
@@ -224,6 +225,9 @@ public class Report {
           .append(meta.getProperty("slow_seq1m_mibs", "?")).append(" MiB/s with 1 MiB sequential writes.\n\n");
         md.append("**nbdkit cache args** (besides `cache=writeback`): `").append(meta.getProperty("nbdkit_cache_args", "?"))
           .append("`.\n\n");
+        md.append("**writeboost cache device**: `").append(meta.getProperty("wb_cache", "file"))
+          .append("` driver (`direct`: O_DIRECT, as a cache on a raw SSD; `file`: through the page cache, which "
+            + "copies every log write once more and throttles it to the disk's writeback of fresh pages).\n\n");
         md.append("**Sizes.** ").append(meta.getProperty("sizes", "?")).append(".\n\n");
         md.append("**Systems.**\n\n");
         for (Map.Entry<String, String> e : SYSTEM_DESC.entrySet()) {

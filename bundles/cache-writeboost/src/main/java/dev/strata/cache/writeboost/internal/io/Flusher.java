@@ -92,12 +92,6 @@ final class Flusher {
                     devEnd = dev + len;
                     memEnd = mem + len;
                     backingFlush |= s.needsBackingFlush;
-                    // the record's data must be complete: writers copy into reserved slots after
-                    // releasing the lock (see LogState.copying); such a copy takes microseconds
-                    int copies = (int) Math.floorMod(s.sid, (long) log.nb) * SB;
-                    for (int k = s.start + 1; k <= s.start + s.data; k++) {
-                        log.awaitCopy(copies + k);
-                    }
                 }
                 batch[n++] = log.queue.poll();
                 s = log.queue.peek();
@@ -106,6 +100,19 @@ final class Flusher {
             log.lock.unlock();
         }
         try {
+            // the records' data must be complete: writers copy into reserved slots after releasing
+            // the lock (see LogState.copying). Waited for here, without the lock: a sealed
+            // record gets no new reservations, so its flags only clear; waiting with the lock held
+            // stalled every writer behind a copier the scheduler had descheduled
+            for (int i = 0; i < n; i++) {
+                LogState.Sealed s = batch[i];
+                if (!s.marker()) {
+                    int copies = (int) Math.floorMod(s.sid, (long) log.nb) * SB;
+                    for (int k = s.start + 1; k <= s.start + s.data; k++) {
+                        log.awaitCopy(copies + k);
+                    }
+                }
+            }
             if (backingFlush) {
                 log.backing.flush();
             }

@@ -29,8 +29,9 @@ import dev.strata.api.Target;
  * <li>{@code L}'s definition (the device's old type, arguments and tunables, a new identity) is
  * stored <em>staged</em> ({@code staged.for=DEV}).</li>
  * <li>The new target is built over {@code L} while the device keeps serving I/O.</li>
- * <li>Pause: the device's gate closes and drains; the device's new definition is stored (the
- * <b>commit</b>); the new target is installed; the gate opens. The commit is inside the pause so
+ * <li>Pause: the device's gate closes and drains; the old target is flushed (a client's flush
+ * after the swap reaches only the new target, so writes acknowledged before it must be durable
+ * already); the device's new definition is stored (the <b>commit</b>); the new target is installed; the gate opens. The commit is inside the pause so
  * that no write reaches the new target (a write cache would hold it dirty) before a restart
  * would rebuild that target.</li>
  * <li>{@code L}'s definition is stored again without the mark.</li>
@@ -187,9 +188,13 @@ final class Attacher {
             hook.reached("staged");
             t = life.build(d, entry, def, newLowers);
             hook.reached("built");
-            life.quiesce(d);
             long closed = System.nanoTime();
+            life.quiesce(d);
             try {
+                // writes that completed through the old target may still be volatile in it; a flush
+                // after the swap goes to the new target, which knows nothing of them — so they are
+                // made durable now, while nothing can complete a new one
+                d.target.flush();
                 if (d.persistent) {
                     core.store.save(d, def);
                 }

@@ -20,6 +20,7 @@ import dev.strata.api.BlockDevice;
 import dev.strata.api.Claim;
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceInfo;
+import dev.strata.testsupport.load.VerifiedIo;
 
 /**
  * {@code DeviceManager.attach}: a cache put in front of a live device under its own name, with

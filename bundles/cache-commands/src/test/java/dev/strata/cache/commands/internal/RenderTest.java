@@ -157,6 +157,6 @@ class RenderTest {
                 }
             }
         }
-        assertEquals(11, commands);
+        assertEquals(12, commands);
     }
 }

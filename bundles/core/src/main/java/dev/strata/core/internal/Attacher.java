@@ -188,6 +188,9 @@ final class Attacher {
             hook.reached("staged");
             t = life.build(d, entry, def, newLowers);
             hook.reached("built");
+            // most of the old target's volatile data is made durable while I/O still runs, so the
+            // flush inside the pause (below) has little left to do
+            d.target.flush();
             long closed = System.nanoTime();
             life.quiesce(d);
             try {

@@ -34,6 +34,8 @@ public class LiveAttachIT {
                 "--verify_state_save=0", "--output-format=json"));
         if (verifyOnly) {
             a.add("--verify_only=1");
+        } else {
+            a.addAll(List.of("--write_lat_log=attach", "--log_avg_msec=0")); // every request's latency, timed
         }
         return a;
     }
@@ -55,6 +57,9 @@ public class LiveAttachIT {
             Process fio = new ProcessBuilder(fio(port, false)).directory(work.toFile())
                     .redirectOutput(out.toFile()).redirectError(work.resolve("fio-attach.err").toFile())
                     .redirectInput(new File("/dev/null")).start();
+            long fioStart = System.nanoTime();
+            long attachFrom;
+            long attachTo;
             try {
                 // attach once fio's writes are arriving at disk1
                 String status = "";
@@ -63,7 +68,9 @@ public class LiveAttachIT {
                     assertTrue("fio never wrote through disk1: " + status, System.nanoTime() < deadline && fio.isAlive());
                     status = ConsoleIT.run(t, "dev:status disk1", 60);
                 }
+                attachFrom = System.nanoTime();
                 String attached = ConsoleIT.run(t, "cache:attach disk1 writeboost cache=ssd1", 120);
+                attachTo = System.nanoTime();
                 System.out.println("LiveAttachIT: " + attached);
                 assertTrue(attached, attached.startsWith("disk1: writeboost attached (cache ssd1); its file target is "
                         + "now device disk1.file; I/O paused "));
@@ -75,7 +82,9 @@ public class LiveAttachIT {
             String json = Files.readString(out, StandardCharsets.UTF_8);
             assertEquals("fio exit: " + json + Files.readString(work.resolve("fio-attach.err")), 0, fio.exitValue());
             assertFioVerified(json);
-            System.out.println("LiveAttachIT: fio's longest write during the attach run: " + longestMs(json) + " ms");
+            System.out.println("LiveAttachIT: fio's longest request in the whole run: " + longestMs(json) + " ms; "
+                    + window(work.resolve("attach_lat.1.log"), (attachFrom - fioStart) / 1_000_000,
+                            (attachTo - fioStart) / 1_000_000));
 
             String list = ConsoleIT.run(t, "dev:list", 60);
             assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\s+writeboost\\s.*disk1\\.file,ssd1.*")));
@@ -120,6 +129,33 @@ public class LiveAttachIT {
         long written = Long.parseLong(m.group(1));
         assertEquals("fio wrote the whole range: " + json, 96L << 20, written);
         assertEquals("fio verified everything it wrote: " + json, written, read);
+    }
+
+    /**
+     * From fio's per-request latency log (completion time in ms since fio started, latency in ns,
+     * direction): the longest write that completed while the attach command ran (give or take the
+     * time fio took to start, 1 s either side), against the longest outside that window.
+     */
+    private static String window(Path log, long fromMs, long toMs) throws java.io.IOException {
+        long inside = 0;
+        long outside = 0;
+        long n = 0;
+        for (String line : Files.readAllLines(log)) {
+            String[] f = line.split(",\\s*");
+            if (f.length < 3 || !f[2].trim().equals("1")) {
+                continue;
+            }
+            long at = Long.parseLong(f[0].trim());
+            long lat = Long.parseLong(f[1].trim());
+            if (at >= fromMs - 1000 && at <= toMs + 1000) {
+                inside = Math.max(inside, lat);
+                n++;
+            } else {
+                outside = Math.max(outside, lat);
+            }
+        }
+        return String.format(java.util.Locale.ROOT, "longest write around the attach %.1f ms (%d writes), elsewhere %.1f ms",
+                inside / 1e6, n, outside / 1e6);
     }
 
     /** The largest {@code lat_ns.max} of the job (read = verify pass, write), in ms. */

@@ -19,7 +19,8 @@ import org.junit.Test;
  * {@code cache:attach} typed into the console of {@code bin/strata} while fio writes through an
  * NBD export of the device with crc32c verification: fio finishes without an error and verifies
  * everything it wrote, the device is a writeboost over its old file target (now {@code disk1.file})
- * afterwards, and after a restart fio verifies the same data again ({@code --verify_only}). The
+ * afterwards, and after a SIGKILL of the JVM and a restart fio verifies the same data again
+ * ({@code --verify_only}; the writes ended with a flush). The
  * longest write latency fio saw (the pause a client sees) is printed, not asserted on. The cache
  * (160 MiB) holds all fio writes (96 MiB), so no wait for log space hides in that figure.
  */
@@ -36,6 +37,7 @@ public class LiveAttachIT {
             a.add("--verify_only=1");
         } else {
             a.addAll(List.of("--write_lat_log=attach", "--log_avg_msec=0")); // every request's latency, timed
+            a.add("--end_fsync=1"); // a flush at the end of the writes: they must survive the SIGKILL below
         }
         return a;
     }
@@ -89,9 +91,15 @@ public class LiveAttachIT {
             String list = ConsoleIT.run(t, "dev:list", 60);
             assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\s+writeboost\\s.*disk1\\.file,ssd1.*")));
             assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\.file\\s+file\\s.*disk1 \\(exclusive\\).*")));
-            ConsoleIT.exit(t);
+            // no clean stop: SIGKILL the JVM (found by its unique distribution directory)
+            String home = "-Dstrata.home=" + d.home.toRealPath();
+            ProcessHandle jvm = ProcessHandle.allProcesses()
+                    .filter(p -> p.info().commandLine().map(c -> c.contains(home + " ")).orElse(false))
+                    .findFirst().orElseThrow(() -> new AssertionError("no JVM of " + d.home));
+            assertTrue(jvm.destroyForcibly());
+            t.await("the killed JVM's shell", 60, sc -> sc.contains("STRATA-EXITED 137"));
         }
-        // the same stack after a restart, and fio finds every block it wrote
+        // the same stack after the SIGKILL and a restart, and fio finds every block it wrote
         try (Tmux t = ConsoleIT.console(d, "live-attach-2", "")) {
             t.await("the prompt", 120, s -> s.contains("strata> "));
             String list = ConsoleIT.run(t, "dev:list", 60);

@@ -50,7 +50,10 @@ import dev.strata.api.Target;
 final class Attacher {
     private static final Logger LOG = LoggerFactory.getLogger(Attacher.class);
     private final Core core;
-    /** A hook for crash tests: called with a phase name at each step; may throw to stop the attach there. */
+    /**
+     * A hook for tests, called with the phase reached: {@code staged}, {@code built} (both before the
+     * commit: a throw there takes the rollback path), {@code committed} (after it: must not throw).
+     */
     volatile PhaseHook hook = phase -> { };
 
     /** See {@link #hook}. */

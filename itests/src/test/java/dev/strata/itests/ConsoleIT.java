@@ -26,7 +26,7 @@ public class ConsoleIT {
 
     private static final String PROMPT = "strata> ";
 
-    private static Tmux console(Distribution d, String name, String args) {
+    static Tmux console(Distribution d, String name, String args) {
         return Tmux.start(name, d.home.getParent(), d.home.resolve("bin/strata") + " " + args + "; echo STRATA-EXITED $?");
     }
 
@@ -34,7 +34,7 @@ public class ConsoleIT {
      * Runs a line and returns what it printed: the text between the typed line and the next
      * prompt (a line that is exactly the prompt, once the command has finished).
      */
-    private static String run(Tmux t, String command, long seconds) {
+    static String run(Tmux t, String command, long seconds) {
         String typed = PROMPT + command;
         int before = Tmux.occurrences(t.screen(), typed);
         t.line(command);
@@ -69,7 +69,7 @@ public class ConsoleIT {
         assertTrue(output, output.startsWith("created "));
     }
 
-    private static void exit(Tmux t) {
+    static void exit(Tmux t) {
         t.line("exit");
         t.await("Strata stopped with status 0", 120, s -> s.contains("STRATA-EXITED 0"));
     }

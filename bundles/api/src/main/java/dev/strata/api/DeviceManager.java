@@ -69,6 +69,27 @@ public interface DeviceManager {
     DeviceInfo reload(String name, String type, Map<String, String> arguments, boolean force) throws IOException;
 
     /**
+     * Puts a target in front of a live device under the device's own name ({@code cache:attach}):
+     * the device's current target moves, as it is and without a pause, to a new device
+     * {@code lowerName} (listed, persisted, holding the device's old definition and tunables under
+     * a new identity); a target of {@code type} is built over it — {@code arguments} plus the
+     * factory's {@link TargetFactory#backingArgument() backing argument} naming {@code lowerName}
+     * — and takes the device's place in one short suspend. The device keeps its name, identity,
+     * handles (exports) and the devices stacked on it. Persisted so that a restart, also after a
+     * crash at any point, finds either the old device or the new stack, never both halves.
+     *
+     * @param lowerName the new lower device's name, or {@code null} for {@code NAME.OLDTYPE}
+     * @throws InvalidArgumentException no such device, not active, unknown type or a type that
+     *         cannot be stacked this way, the backing argument given explicitly, a lower device
+     *         missing, taken or conflicting (one line, nothing changed, nothing paused)
+     * @since 1.5
+     */
+    default DeviceInfo attach(String name, String type, Map<String, String> arguments, String lowerName)
+            throws IOException {
+        throw new InvalidArgumentException("this device manager cannot attach a target to a live device");
+    }
+
+    /**
      * Opens a device for use by {@code holder} (e.g. {@code nbd:export1}). While any handle is
      * open the device cannot be removed. I/O through the handle passes the device's gate, so it
      * waits (never fails) while the device is suspended or its target is being updated. A handle

@@ -58,6 +58,18 @@ public interface TargetFactory {
     }
 
     /**
+     * The argument key naming the one lower device whose data the target presents (a cache's
+     * {@code backing} or {@code origin}, a linear window's {@code device}), so that the manager can
+     * stack a target of this type under a live device's name ({@link DeviceManager#attach}). By
+     * default {@code null}: the type cannot be attached that way.
+     *
+     * @since 1.5
+     */
+    default String backingArgument() {
+        return null;
+    }
+
+    /**
      * Builds (or reopens) a target. Must validate every argument before touching any device and
      * throw {@link InvalidArgumentException} with one clear line, changing nothing, on a mistake.
      */

@@ -14,6 +14,7 @@ final class Core {
     final Reconciler reconciler;
     final Operations operations;
     final Inspection inspection;
+    final Attacher attacher;
     private volatile Settings settings;
     volatile boolean stopped;
 
@@ -25,6 +26,7 @@ final class Core {
         reconciler = new Reconciler(this);
         operations = new Operations(this);
         inspection = new Inspection(this);
+        attacher = new Attacher(this);
     }
 
     Settings settings() {

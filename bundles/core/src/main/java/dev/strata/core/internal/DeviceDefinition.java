@@ -12,9 +12,13 @@ import dev.strata.api.InvalidArgumentException;
  * identity (a UUID stamped at creation; {@code null} in a definition written before identities
  * existed, until it is first loaded) and the tunables set with {@code dev:message} that survive a
  * restart and a reload. Equality ignores the order of the arguments and tunables.
+ * <p>
+ * {@code stagedFor} is set only on a stored definition written by an attach before its commit
+ * (the lower half of device {@code stagedFor}, see {@link Attacher}); it is never applied as such:
+ * at start it is either completed (the upper device's definition names it) or rolled back.
  */
 public record DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
-        Map<String, String> tunables) {
+        Map<String, String> tunables, String stagedFor) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern TYPE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
@@ -24,23 +28,33 @@ public record DeviceDefinition(String name, String type, Map<String, String> arg
         tunables = Collections.unmodifiableMap(new LinkedHashMap<>(tunables == null ? Map.of() : tunables));
     }
 
+    public DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
+            Map<String, String> tunables) {
+        this(name, type, arguments, id, tunables, null);
+    }
+
+    /** This definition marked as the uncommitted lower half of an attach to {@code upper} (null: unmarked). */
+    public DeviceDefinition staged(String upper) {
+        return new DeviceDefinition(name, type, arguments, id, tunables, upper);
+    }
+
     /** A definition without identity or tunables (what a user or a {@code .cfg} file gives). */
     public DeviceDefinition(String name, String type, Map<String, String> arguments) {
         this(name, type, arguments, null, Map.of());
     }
 
     public DeviceDefinition withId(String newId) {
-        return new DeviceDefinition(name, type, arguments, newId, tunables);
+        return new DeviceDefinition(name, type, arguments, newId, tunables, stagedFor);
     }
 
     public DeviceDefinition withTunable(String key, String value) {
         Map<String, String> t = new LinkedHashMap<>(tunables);
         t.put(key, value);
-        return new DeviceDefinition(name, type, arguments, id, t);
+        return new DeviceDefinition(name, type, arguments, id, t, stagedFor);
     }
 
     public DeviceDefinition withTunables(Map<String, String> t) {
-        return new DeviceDefinition(name, type, arguments, id, t);
+        return new DeviceDefinition(name, type, arguments, id, t, stagedFor);
     }
 
     /** Checks a device name: letters, digits, '.', '_', '-', starting with a letter or digit, at most 64. */

@@ -128,6 +128,11 @@ public final class DeviceManagerImpl implements DeviceManager {
         stop();
     }
 
+    /** For tests: the manager's parts. */
+    Core core() {
+        return core;
+    }
+
     Settings settings() {
         return core.settings();
     }
@@ -296,6 +301,13 @@ public final class DeviceManagerImpl implements DeviceManager {
     public String reloadReporting(String name, String type, Map<String, String> arguments, boolean force)
             throws IOException {
         return core.operations.reload(name, type, arguments, force);
+    }
+
+    @Override
+    public DeviceInfo attach(String name, String type, Map<String, String> arguments, String lowerName)
+            throws IOException {
+        core.attacher.attach(name, type, arguments, lowerName);
+        return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
     }
 
     @Override

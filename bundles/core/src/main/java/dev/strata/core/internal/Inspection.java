@@ -89,6 +89,10 @@ final class Inspection {
         m.put("io_discards", Long.toString(d.discards.sum()));
         m.put("io_write_zeroes", Long.toString(d.zeroes.sum()));
         m.put("io_errors", Long.toString(d.errors.sum()));
+        long pause = d.lastSwapPauseNanos;
+        if (pause >= 0) {
+            m.put("last_swap_pause_us", Long.toString(pause / 1000));
+        }
         String waitingFor = d.waitingFor;
         if (d.target == null && waitingFor != null) {
             m.put("waiting_for", waitingFor);

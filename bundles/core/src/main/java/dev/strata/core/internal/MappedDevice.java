@@ -52,6 +52,8 @@ final class MappedDevice {
     volatile String storeKey;
     volatile String waitingFor;
     volatile String lastError;
+    /** How long the gate was closed by the last attach swap, in nanoseconds (-1: none yet). */
+    volatile long lastSwapPauseNanos = -1;
 
     final LongAdder reads = new LongAdder();
     final LongAdder writes = new LongAdder();

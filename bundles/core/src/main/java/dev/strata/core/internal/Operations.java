@@ -321,7 +321,7 @@ final class Operations {
         return t;
     }
 
-    private void lockOp(MappedDevice d) throws IOException {
+    void lockOp(MappedDevice d) throws IOException {
         try {
             if (!d.op.tryLock(core.gateTimeoutNanos(), TimeUnit.NANOSECONDS)) {
                 throw new DeviceTimeoutException(d.name, -1, "another operation on the device is still running; try again");

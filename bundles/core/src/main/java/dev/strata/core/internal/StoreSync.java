@@ -54,6 +54,7 @@ final class StoreSync {
      * the background when what they need appears).
      */
     void loadAll() {
+        Attacher.recover(store);
         try {
             for (String key : store.keys()) {
                 applyStored(key);
@@ -93,6 +94,9 @@ final class StoreSync {
             return;
         }
         DeviceDefinition def = loaded.get();
+        if (def.stagedFor() != null) {
+            return; // an attach's uncommitted half: applied by the attach itself, or resolved at start
+        }
         MappedDevice d;
         boolean stamp = false;
         synchronized (core.graph.lock) {

@@ -46,6 +46,11 @@ public final class CacheTestTarget implements CacheTarget {
         }
 
         @Override
+        public String backingArgument() {
+            return "backing";
+        }
+
+        @Override
         public List<String> lowerDevices(Map<String, String> arguments) {
             TargetArguments a = TargetArguments.of("tcache", arguments, KEYS);
             return List.of(a.string("backing"), a.string("cache"));

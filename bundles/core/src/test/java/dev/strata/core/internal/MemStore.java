@@ -12,6 +12,15 @@ public final class MemStore implements DefinitionStore {
     private final AtomicInteger next = new AtomicInteger();
     volatile boolean failSaves;
 
+    public MemStore() {
+    }
+
+    /** A store holding {@code contents} (a {@link #snapshot}), as a crash left it. */
+    public MemStore(Map<String, DeviceDefinition> contents) {
+        byKey.putAll(contents);
+        next.set(contents.size() + 1000);
+    }
+
     @Override
     public synchronized java.util.List<String> keys() {
         java.util.List<String> keys = new java.util.ArrayList<>(byKey.keySet());

@@ -30,7 +30,8 @@ import dev.strata.api.WritebackController;
  */
 @Component(service = CacheCommands.class, property = {"osgi.command.scope=cache", "osgi.command.function=stats",
         "osgi.command.function=set", "osgi.command.function=writeback", "osgi.command.function=detach",
-        "osgi.command.function=mode", "osgi.command.function=controllers"})
+        "osgi.command.function=mode", "osgi.command.function=controllers",
+        "osgi.command.function=attach"})
 public final class CacheCommands {
 
     @Reference
@@ -120,6 +121,21 @@ public final class CacheCommands {
     @Descriptor("remove a cache (usage)")
     public String detach() {
         throw new InvalidArgumentException(Render.detachUsage());
+    }
+
+    @Descriptor("put a cache in front of a live device under its own name: DEV's current target moves to a new "
+            + "lower device (DEV.TYPE, or --lower NAME), the cache takes DEV's place in one short pause; exports and "
+            + "devices stacked on DEV are untouched")
+    public String attach(
+            @Descriptor("name of the new lower device that takes over DEV's current target (default DEV.OLDTYPE)")
+            @Parameter(names = "--lower", absentValue = "") String lower,
+            @Descriptor("DEV TYPE cache=CDEV [key=value…]") String... words) throws IOException {
+        if (words == null || words.length < 2 || words[0].contains("=") || words[1].contains("=")) {
+            throw new InvalidArgumentException(Render.attachUsage());
+        }
+        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
+                java.util.Arrays.asList(words).subList(2, words.length));
+        return ops().attach(words[0], words[1], args, lower.isBlank() ? null : lower);
     }
 
     @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")

@@ -91,6 +91,27 @@ final class CacheOps {
         });
     }
 
+    /**
+     * {@code cache:attach}: the manager moves the device's target to a new lower device and swaps
+     * the cache in (no drain: nothing is dirty yet); the report names the new lower device and the
+     * pause the manager measured.
+     */
+    String attach(String device, String type, Map<String, String> args, String lower) throws IOException {
+        DeviceInfo before = manager.info(device)
+                .orElseThrow(() -> new InvalidArgumentException("no device named '" + device + "'; see dev:list"));
+        DeviceInfo after = manager.attach(device, type, args, lower);
+        String moved = lower;
+        if (moved == null) {
+            for (String l : after.lower()) {
+                if (!args.containsValue(l)) {
+                    moved = l;
+                }
+            }
+        }
+        String pause = manager.status(device).get("last_swap_pause_us");
+        return Render.attached(device, type, args.get("cache"), before.type(), moved, pause);
+    }
+
     /** {@code cache:mode DEV}: the mode and the supported ones. */
     String mode(String device) throws IOException, Cancelled {
         return call(device, t -> Render.modes(device, t.mode(), t.supportedModes()));

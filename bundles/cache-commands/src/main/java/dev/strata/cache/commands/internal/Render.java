@@ -210,6 +210,21 @@ final class Render {
                 + (writtenBack > 0 ? " (" + count(writtenBack) + " blocks written back)" : "");
     }
 
+    static String attached(String device, String type, String cache, String oldType, String lower, String pauseMicros) {
+        String pause = "";
+        if (pauseMicros != null) {
+            long us = Long.parseLong(pauseMicros);
+            pause = "; I/O paused " + (us < 1000 ? us + " µs" : String.format(java.util.Locale.ROOT, "%.1f ms", us / 1000.0));
+        }
+        return device + ": " + type + " attached" + (cache == null ? "" : " (cache " + cache + ")") + "; its " + oldType
+                + " target is now device " + lower + pause;
+    }
+
+    static String attachUsage() {
+        return "usage: cache:attach [--lower NAME] DEV TYPE cache=CDEV [key=value…] (puts a cache in front of DEV, "
+                + "which keeps its name)";
+    }
+
     static String detachUsage() {
         return "usage: cache:detach DEV (writes everything back, then maps DEV straight onto its backing device)";
     }

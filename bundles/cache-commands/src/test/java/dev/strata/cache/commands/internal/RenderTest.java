@@ -158,6 +158,6 @@ class RenderTest {
                 }
             }
         }
-        assertEquals(11, commands);
+        assertEquals(12, commands);
     }
 }

@@ -110,6 +110,12 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         return Map.of(lower.get(0), Claim.EXCLUSIVE, lower.get(1), Claim.EXCLUSIVE);
     }
 
+    /** The device cached; cache:attach names it. */
+    @Override
+    public String backingArgument() {
+        return "origin";
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         Map<String, String> args = context.arguments();

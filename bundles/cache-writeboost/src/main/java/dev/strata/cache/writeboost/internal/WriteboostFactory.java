@@ -84,6 +84,12 @@ public final class WriteboostFactory implements TargetFactory {
                 && !TargetArguments.of("writeboost", newArguments, ALLOWED).bool("format", false);
     }
 
+    /** The device cached; cache:attach names it. */
+    @Override
+    public String backingArgument() {
+        return "backing";
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         Map<String, String> args = context.arguments();

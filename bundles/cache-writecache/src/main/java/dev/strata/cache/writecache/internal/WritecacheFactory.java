@@ -115,6 +115,12 @@ public final class WritecacheFactory implements TargetFactory {
         return (int) bs;
     }
 
+    /** The device cached; cache:attach names it. */
+    @Override
+    public String backingArgument() {
+        return "backing";
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         Map<String, String> args = context.arguments();

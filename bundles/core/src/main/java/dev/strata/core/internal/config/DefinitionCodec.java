@@ -17,6 +17,7 @@ import dev.strata.core.internal.DeviceDefinition;
  * arg.KEY   = VALUE                  one per target argument, e.g. arg.device = disk0
  * id        = 3f0c…                  the device's identity (UUID), stamped at creation
  * tunable.KEY = VALUE                one per persisted tunable (dev:message), re-applied after every build
+ * staged.for = disk0                 only while an attach to disk0 is not committed (see Attacher)
  * </pre>
  * Other properties ({@code service.pid}, {@code service.factoryPid},
  * {@code felix.fileinstall.filename}, …) are ignored. When {@code name} is missing, it is taken
@@ -30,6 +31,7 @@ public final class DefinitionCodec {
     public static final String ARG = "arg.";
     public static final String ID = "id";
     public static final String TUNABLE = "tunable.";
+    public static final String STAGED_FOR = "staged.for";
     static final String FILEINSTALL_FILENAME = "felix.fileinstall.filename";
 
     private DefinitionCodec() {
@@ -44,6 +46,9 @@ public final class DefinitionCodec {
             props.put(ID, def.id());
         }
         def.tunables().forEach((k, v) -> props.put(TUNABLE + k, v));
+        if (def.stagedFor() != null) {
+            props.put(STAGED_FOR, def.stagedFor());
+        }
         return props;
     }
 
@@ -58,7 +63,7 @@ public final class DefinitionCodec {
         Hashtable<String, Object> props = new Hashtable<>();
         if (current != null) {
             for (String key : Collections.list(current.keys())) {
-                if (!key.equals(NAME) && !key.equals(TYPE) && !key.equals(ID) && !key.startsWith(ARG)
+                if (!key.equals(NAME) && !key.equals(TYPE) && !key.equals(ID) && !key.equals(STAGED_FOR) && !key.startsWith(ARG)
                         && !key.startsWith(TUNABLE) && !key.startsWith("service.")) {
                     props.put(key, current.get(key));
                 }
@@ -100,8 +105,10 @@ public final class DefinitionCodec {
         }
         Object id = props.get(ID);
         String ident = id == null || String.valueOf(id).isBlank() ? null : String.valueOf(id).trim();
+        Object staged = props.get(STAGED_FOR);
+        String stagedFor = staged == null || String.valueOf(staged).isBlank() ? null : String.valueOf(staged).trim();
         return new DeviceDefinition(DeviceDefinition.checkName(n),
-                DeviceDefinition.checkType(String.valueOf(type).trim()), args, ident, tunables);
+                DeviceDefinition.checkType(String.valueOf(type).trim()), args, ident, tunables, stagedFor);
     }
 
     private static String nameFrom(String pid, Object fileName) {

@@ -31,6 +31,12 @@ public final class LinearTargetFactory implements TargetFactory {
         return List.of(a.string("device"));
     }
 
+    /** A linear window over one device: attachable in front of a device (cache:attach DEV linear). */
+    @Override
+    public String backingArgument() {
+        return "device";
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         TargetArguments a = TargetArguments.of(TYPE, context.arguments(), KEYS);

@@ -32,6 +32,25 @@ class DefinitionCodecTest {
         assertEquals(def, DefinitionCodec.decode("dev.strata.device~disk0", props));
     }
 
+    /** An attach's uncommitted lower half keeps its mark through the store; an unmarked save drops it. */
+    @Test
+    void stagedMarkRoundTripsAndAnUnmarkedSaveRemovesIt() {
+        DeviceDefinition def = new DeviceDefinition("disk0.file", "file", Map.of("path", "var/disk0.img"), "id-1",
+                Map.of()).staged("disk0");
+        Dictionary<String, Object> props = DefinitionCodec.encode(def);
+        assertEquals("disk0", props.get("staged.for"));
+        DeviceDefinition back = DefinitionCodec.decode("dev.strata.device~disk0.file", props);
+        assertEquals(def, back);
+        assertEquals("disk0", back.stagedFor());
+        Hashtable<String, Object> current = new Hashtable<>();
+        for (String k : java.util.Collections.list(props.keys())) {
+            current.put(k, props.get(k));
+        }
+        Dictionary<String, Object> merged = DefinitionCodec.merge(current, def.staged(null));
+        assertEquals(null, merged.get("staged.for"));
+        assertEquals(null, DefinitionCodec.decode("dev.strata.device~disk0.file", merged).stagedFor());
+    }
+
     @Test
     void ignoresFrameworkPropertiesAndReadsNonStrings() {
         Hashtable<String, Object> props = new Hashtable<>();

@@ -1,0 +1,247 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.felix.gogo.runtime.CommandProcessorImpl;
+import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
+import org.apache.felix.service.command.CommandSession;
+
+import dev.strata.api.TargetArguments;
+import dev.strata.api.Target;
+import dev.strata.api.TargetContext;
+import dev.strata.api.TargetFactory;
+import dev.strata.cache.writeboost.internal.WriteboostFactory;
+import dev.strata.core.internal.DefinitionStore;
+import dev.strata.core.internal.DeviceDefinition;
+import dev.strata.core.internal.DeviceManagerImpl;
+import dev.strata.core.internal.FactoryEntry;
+import dev.strata.core.internal.Settings;
+import dev.strata.testsupport.crash.CrashMode;
+import dev.strata.testsupport.crash.CrashableDevice;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
+
+/**
+ * The real device manager (in process, no framework) with writeboost and {@code crash} leaf
+ * devices over {@link CrashableDevice}s, a definition store that survives a "restart", and the
+ * {@code cache:} commands in a Gogo session: for the live-change commands, which need the
+ * manager's own swap, not a fake.
+ */
+final class LiveStack implements AutoCloseable {
+    static final int BS = 4096;
+    final Map<String, CrashableDevice> disks = new ConcurrentHashMap<>();
+    final Store store;
+    DeviceManagerImpl manager;
+    /** Its own shell, stopped by close (Gogo's thread I/O is per thread: one started at a time). */
+    private final ThreadIOImpl tio = new ThreadIOImpl();
+    private final CommandProcessorImpl processor;
+    private final CacheCommands commands = new CacheCommands(null);
+    CommandSession session;
+    ByteArrayOutputStream out;
+
+    LiveStack() {
+        this(new Store());
+    }
+
+    private LiveStack(Store store) {
+        this.store = store;
+        tio.start();
+        processor = new CommandProcessorImpl(tio);
+        for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach")) {
+            processor.addCommand("cache", commands, f);
+        }
+        try {
+            startManager();
+        } catch (RuntimeException e) {
+            processor.stop();
+            tio.stop();
+            throw e;
+        }
+    }
+
+    private void startManager() {
+        manager = new DeviceManagerImpl(store, Settings.of(60, 30));
+        manager.addFactory(new FactoryEntry("crash", new CrashFactory(), "test", "0", 0, 1));
+        manager.addFactory(new FactoryEntry("writeboost", new WriteboostFactory(), "test", "0", 0, 2));
+        manager.addFactory(new FactoryEntry("linear", new dev.strata.core.internal.linear.LinearTargetFactory(), "test", "0",
+                0, 3));
+        manager.loadStored();
+        commands.manager = manager;
+        out = new ByteArrayOutputStream();
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+    }
+
+    /** A {@code crash} device of {@code size} bytes named {@code name}. */
+    void disk(String name, long size) throws IOException {
+        disks.put(name, new CrashableDevice(name, size, BS));
+        manager.create(name, "crash", Map.of("name", name));
+    }
+
+    String run(String line) throws Exception {
+        return String.valueOf(session.execute(line));
+    }
+
+    String output() {
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Power cut: every disk loses what it had not made durable, and is dead until {@link #restart}. */
+    void powerCut(long seed) {
+        Random r = new Random(seed);
+        for (CrashableDevice d : disks.values()) {
+            if (d.alive()) {
+                d.crash(CrashMode.SUBSET, r);
+            }
+        }
+    }
+
+    /**
+     * The process is gone and starts again: the old manager is dropped without closing anything
+     * (its disks are dead), the disks power on with what survived, a new manager loads {@code stored}.
+     */
+    void restart(Map<String, DeviceDefinition> stored) {
+        session.close();
+        commands.manager = null;
+        // the old manager's targets are over dead disks; stopping it only fails quietly on them
+        manager.stop();
+        disks.replaceAll((n, d) -> d.alive() ? d : d.restart());
+        store.replace(stored);
+        startManager();
+    }
+
+    @Override
+    public void close() {
+        session.close();
+        manager.stop();
+        processor.stop();
+        tio.stop();
+    }
+
+    /** {@code crash name=NAME}: a target over the {@link CrashableDevice} of that name. */
+    final class CrashFactory implements TargetFactory {
+        @Override
+        public String usage() {
+            return "crash name=NAME";
+        }
+
+        @Override
+        public List<String> lowerDevices(Map<String, String> arguments) {
+            TargetArguments.of("crash", arguments, Set.of("name"));
+            return List.of();
+        }
+
+        @Override
+        public Target create(TargetContext context) throws IOException {
+            String name = TargetArguments.of("crash", context.arguments(), Set.of("name")).string("name");
+            CrashableDevice d = disks.get(name);
+            if (d == null) {
+                throw new IOException("crash: no disk " + name);
+            }
+            return new CrashTarget(d);
+        }
+    }
+
+    /** A leaf target over a crashable disk. */
+    static final class CrashTarget extends ForwardingBlockDevice implements Target {
+        CrashTarget(CrashableDevice d) {
+            super(d);
+        }
+
+        @Override
+        public String type() {
+            return "crash";
+        }
+
+        @Override
+        public Map<String, String> status() {
+            return new LinkedHashMap<>();
+        }
+    }
+
+    /** An in-memory definition store; keys in creation order, upper devices first when listed. */
+    static final class Store implements DefinitionStore {
+        private final Map<String, DeviceDefinition> byKey = new LinkedHashMap<>();
+        private int next;
+        private int crashPoint = -1;
+        private int points;
+        private Runnable crash;
+
+        /**
+         * Runs {@code crash} at crash point {@code point} of the mutations from now on: point 2k is
+         * just before mutation k+1 takes effect, 2k+1 just after it.
+         */
+        synchronized void armCrash(int point, Runnable crash) {
+            this.crashPoint = point;
+            this.points = 0;
+            this.crash = crash;
+        }
+
+        private void point() {
+            if (crash != null && points++ == crashPoint) {
+                Runnable c = crash;
+                crash = null;
+                c.run();
+            }
+        }
+
+        @Override
+        public synchronized List<String> keys() {
+            List<String> k = new ArrayList<>(byKey.keySet());
+            java.util.Collections.reverse(k);
+            return k;
+        }
+
+        @Override
+        public synchronized String save(DeviceDefinition def) {
+            point();
+            String key = saveNow(def);
+            point();
+            return key;
+        }
+
+        private String saveNow(DeviceDefinition def) {
+            for (Map.Entry<String, DeviceDefinition> e : byKey.entrySet()) {
+                if (e.getValue().name().equals(def.name())) {
+                    e.setValue(def);
+                    return e.getKey();
+                }
+            }
+            String key = "dev.strata.device~" + def.name() + "#" + (++next);
+            byKey.put(key, def);
+            return key;
+        }
+
+        @Override
+        public synchronized void delete(String name) {
+            point();
+            byKey.values().removeIf(d -> d.name().equals(name));
+            point();
+        }
+
+        @Override
+        public synchronized Optional<DeviceDefinition> load(String key) {
+            return Optional.ofNullable(byKey.get(key));
+        }
+
+        synchronized Map<String, DeviceDefinition> snapshot() {
+            return new LinkedHashMap<>(byKey);
+        }
+
+        synchronized void replace(Map<String, DeviceDefinition> contents) {
+            byKey.clear();
+            byKey.putAll(contents);
+            next += 1000;
+        }
+    }
+}

@@ -3,6 +3,8 @@ package dev.strata.tools.internal;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.driver.file.internal.FileTargetFactory;
+import dev.strata.tools.internal.format.CacheFormat;
+import dev.strata.tools.internal.format.Formats;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -69,12 +71,12 @@ public final class Main {
             BlockDevice cache = openFile(pos.get(1), "cache", open);
             CacheFormat format;
             if (type != null) {
-                format = Tool.format(type);
+                format = Formats.named(type);
                 if (format == null) {
                     throw new BadInput("unknown --type '" + type + "'; use writeboost, writecache or readcache");
                 }
             } else {
-                format = Tool.detect(cache);
+                format = Formats.detect(cache);
                 if (format == null) {
                     throw new BadInput(pos.get(1) + " holds no Strata cache the tool can read (no writeboost, writecache or "
                             + "readcache superblock); name the format with --type= if it is damaged beyond one byte");

@@ -3,10 +3,11 @@ package dev.strata.tools.internal;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.Target;
+import dev.strata.tools.internal.format.CacheFormat;
+import dev.strata.tools.internal.format.Findings;
+import dev.strata.tools.internal.format.Tree;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -15,42 +16,7 @@ import java.util.Map;
  * exit status: 0 fine, 1 the device has problems (or the command could not do its job).
  */
 public final class Tool {
-    public static final List<CacheFormat> FORMATS = List.of(new WriteboostFormat(), new WritecacheFormat(),
-            new ReadcacheFormat());
-
     private Tool() {
-    }
-
-    /** The format named {@code name}, or null. */
-    public static CacheFormat format(String name) {
-        return FORMATS.stream().filter(f -> f.name().equals(name)).findFirst().orElse(null);
-    }
-
-    /**
-     * Which format the device holds: the superblock's policy name (bytes 16–31 in every Strata
-     * superblock); if that is damaged, the format whose scan can read (or mend) the superblock.
-     * Null if none.
-     */
-    public static CacheFormat detect(BlockDevice cache) throws IOException {
-        if (cache.size() < 4096) {
-            return null;
-        }
-        ByteBuffer b = ByteBuffer.allocate(4096);
-        cache.read(0, b);
-        int n = 0;
-        while (n < 16 && b.get(16 + n) != 0) {
-            n++;
-        }
-        CacheFormat named = format(new String(b.array(), 16, n, StandardCharsets.US_ASCII));
-        if (named != null) {
-            return named;
-        }
-        for (CacheFormat f : FORMATS) {
-            if (f.scan(cache).unrepairable() == null) {
-                return f;
-            }
-        }
-        return null;
     }
 
     public static int check(CacheFormat format, BlockDevice cache, PrintStream out) throws IOException {
@@ -106,8 +72,8 @@ public final class Tool {
             return 1;
         }
         Context ctx = new Context(format.name() + "-tool",
-                Map.of(format.backingArgument(), "backing", "cache", "cache"), Map.of("backing", backing, "cache", cache));
-        Target t = format.factory().create(ctx);
+                Map.of(Targets.backingArgument(format), "backing", "cache", "cache"), Map.of("backing", backing, "cache", cache));
+        Target t = Targets.factory(format).create(ctx);
         try {
             CacheTarget c = (CacheTarget) t;
             long dirty = c.dirtyBlocks();

@@ -1,5 +1,7 @@
 package dev.strata.tools.internal;
 
+import dev.strata.tools.internal.format.*;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -33,7 +35,7 @@ abstract class FormatToolContract {
     void cleanImageChecksCleanAndDumps() throws Exception {
         Images.Pair p = Images.make(format(), 1, 60, true, null);
         CrashableDevice cache = p.cacheDevice();
-        assertEquals(format().name(), Tool.detect(cache).name());
+        assertEquals(format().name(), Formats.detect(cache).name());
         Images.Run check = Images.run(out -> Tool.check(format(), cache, out));
         assertEquals(0, check.status(), check.out());
         assertEquals("", check.out());

@@ -1,5 +1,7 @@
 package dev.strata.tools.internal;
 
+import dev.strata.tools.internal.format.*;
+
 import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.Target;
@@ -33,7 +35,7 @@ final class Images {
     }
 
     static Target open(CacheFormat f, BlockDevice cache, BlockDevice backing, String extra) throws IOException {
-        Map<String, String> args = new java.util.HashMap<>(Map.of(f.backingArgument(), "backing", "cache", "cache"));
+        Map<String, String> args = new java.util.HashMap<>(Map.of(Targets.backingArgument(f), "backing", "cache", "cache"));
         if (!extra.isEmpty()) {
             for (String kv : extra.split(" ")) {
                 String[] p = kv.split("=", 2);
@@ -43,7 +45,7 @@ final class Images {
         dev.strata.api.TargetFactory factory = f instanceof ReadcacheFormat
                 ? dev.strata.cache.readcache.internal.PolicyFactories.with(dev.strata.api.ReadCachePolicy.DEFAULT,
                         new dev.strata.readcache.policies.internal.WTinyLfuPolicy())
-                : f.factory();
+                : Targets.factory(f);
         return factory.create(new Context("t0", args, Map.of("backing", backing, "cache", cache)));
     }
 

@@ -1,5 +1,7 @@
 package dev.strata.tools.internal;
 
+import dev.strata.tools.internal.format.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,7 @@
 package dev.strata.tools.internal;
 
+import dev.strata.tools.internal.format.*;
+
 import dev.strata.cache.readcache.internal.format.Superblock;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package dev.strata.tools.internal;
 
+import dev.strata.tools.internal.format.*;
+
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.RecordHeader;
 import dev.strata.cache.writeboost.internal.format.Superblock;

@@ -1,11 +1,14 @@
-package dev.strata.tools.internal;
+package dev.strata.tools.internal.format;
 
 import dev.strata.api.BlockDevice;
-import dev.strata.api.TargetFactory;
 import java.io.IOException;
 import java.util.Map;
 
-/** One on-disk format the tool knows: how to scan it, describe it, and open its real target. */
+/**
+ * One on-disk format the tool knows: how to scan it and describe it. Pure reading through the
+ * caches' own format classes (no target, no factory), so the shell's {@code cache:check} embeds
+ * this package and checks a suspended cache with the same code.
+ */
 public interface CacheFormat {
     /** The policy name in the superblock (and the target type). */
     String name();
@@ -18,12 +21,6 @@ public interface CacheFormat {
 
     /** The metadata as a tree of maps and lists (rendered as text or JSON by {@link Tree}). */
     Map<String, Object> dump(BlockDevice cache, Findings scanned) throws IOException;
-
-    /** The factory of the real target (writeback opens the cache as the service would). */
-    TargetFactory factory();
-
-    /** The argument naming the device that holds the authoritative data ({@code backing}, {@code origin}). */
-    String backingArgument();
 
     /** Whether this kind of cache can hold data its backing device does not. */
     default boolean holdsDirtyData() {

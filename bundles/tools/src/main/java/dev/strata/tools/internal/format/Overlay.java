@@ -1,4 +1,4 @@
-package dev.strata.tools.internal;
+package dev.strata.tools.internal.format;
 
 import dev.strata.api.BlockDevice;
 import java.io.IOException;

@@ -1,8 +1,6 @@
-package dev.strata.tools.internal;
+package dev.strata.tools.internal.format;
 
 import dev.strata.api.BlockDevice;
-import dev.strata.api.TargetFactory;
-import dev.strata.cache.writecache.internal.WritecacheFactory;
 import dev.strata.cache.writecache.internal.format.FormatException;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.format.MetadataSector;
@@ -30,16 +28,6 @@ public final class WritecacheFormat implements CacheFormat {
     @Override
     public String name() {
         return Layout.POLICY;
-    }
-
-    @Override
-    public TargetFactory factory() {
-        return new WritecacheFactory();
-    }
-
-    @Override
-    public String backingArgument() {
-        return "backing";
     }
 
     @Override

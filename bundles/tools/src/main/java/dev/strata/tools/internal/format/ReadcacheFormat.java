@@ -1,8 +1,6 @@
-package dev.strata.tools.internal;
+package dev.strata.tools.internal.format;
 
 import dev.strata.api.BlockDevice;
-import dev.strata.api.TargetFactory;
-import dev.strata.cache.readcache.internal.ReadcacheFactory;
 import dev.strata.cache.readcache.internal.format.Layout;
 import dev.strata.cache.readcache.internal.format.SlotEntry;
 import dev.strata.cache.readcache.internal.format.Superblock;
@@ -26,16 +24,6 @@ public final class ReadcacheFormat implements CacheFormat {
     @Override
     public String name() {
         return Layout.POLICY;
-    }
-
-    @Override
-    public TargetFactory factory() {
-        return new ReadcacheFactory();
-    }
-
-    @Override
-    public String backingArgument() {
-        return "origin";
     }
 
     @Override

@@ -1,8 +1,6 @@
-package dev.strata.tools.internal;
+package dev.strata.tools.internal.format;
 
 import dev.strata.api.BlockDevice;
-import dev.strata.api.TargetFactory;
-import dev.strata.cache.writeboost.internal.WriteboostFactory;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.RecordHeader;
 import dev.strata.cache.writeboost.internal.format.Superblock;
@@ -30,16 +28,6 @@ public final class WriteboostFormat implements CacheFormat {
     @Override
     public String name() {
         return Layout.POLICY;
-    }
-
-    @Override
-    public TargetFactory factory() {
-        return new WriteboostFactory();
-    }
-
-    @Override
-    public String backingArgument() {
-        return "backing";
     }
 
     /** The scan's result: the decoded superblock and record (null if unreadable) and the last recovery. */

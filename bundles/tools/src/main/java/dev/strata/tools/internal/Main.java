@@ -19,7 +19,7 @@ import java.util.Map;
  */
 public final class Main {
     static final String USAGE = "usage: strata-tool check|dump [--json]|repair CACHE_FILE | writeback CACHE_FILE BACKING_FILE"
-            + "  [--type=writeboost|writecache|readcache]";
+            + "  [--type=writeboost|writecache|readcache|mirror-log]";
 
     private Main() {
     }
@@ -73,7 +73,7 @@ public final class Main {
             if (type != null) {
                 format = Formats.named(type);
                 if (format == null) {
-                    throw new BadInput("unknown --type '" + type + "'; use writeboost, writecache or readcache");
+                    throw new BadInput("unknown --type '" + type + "'; use writeboost, writecache, readcache or mirror-log");
                 }
             } else {
                 format = Formats.detect(cache);

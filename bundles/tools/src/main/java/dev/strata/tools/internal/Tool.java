@@ -62,6 +62,11 @@ public final class Tool {
 
     public static int writeback(CacheFormat format, BlockDevice cache, BlockDevice backing, PrintStream out)
             throws IOException, InterruptedException {
+        if (format.name().equals("mirror-log")) {
+            out.println("a mirror log holds no data, only which regions the legs may differ in; nothing to write back"
+                    + " (the mirror resyncs those regions at its next start)");
+            return 0;
+        }
         if (!format.holdsDirtyData()) {
             out.println("a " + format.name() + " cache holds no dirty data: its origin device is complete; nothing to write back");
             return 0;

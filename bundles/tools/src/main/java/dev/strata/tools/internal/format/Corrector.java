@@ -34,6 +34,15 @@ public final class Corrector {
      * @param crcFrom  first byte the CRC covers; the CRC is the little-endian int at {@code crcFrom - 4}
      */
     public static Fix correct(byte[] b, int offset, int length, byte[] magic, int crcFrom, Predicate<byte[]> accept) {
+        return correct(b, offset, length, magic, crcFrom, length, crcFrom - 4, accept);
+    }
+
+    /**
+     * As above, for a structure whose CRC covers {@code [crcFrom, crcTo)} and sits at {@code crcAt}
+     * (the mirror log's header keeps it after the range, at its end).
+     */
+    public static Fix correct(byte[] b, int offset, int length, byte[] magic, int crcFrom, int crcTo, int crcAt,
+            Predicate<byte[]> accept) {
         byte[] w = java.util.Arrays.copyOfRange(b, offset, offset + length);
         for (int i = 0; i < magic.length; i++) {
             if (w[i] != magic[i]) {
@@ -47,10 +56,9 @@ public final class Corrector {
                 return null; // a damaged magic and more: not one byte
             }
         }
-        int crcAt = crcFrom - 4;
         int stored = (w[crcAt] & 0xFF) | (w[crcAt + 1] & 0xFF) << 8 | (w[crcAt + 2] & 0xFF) << 16 | (w[crcAt + 3] & 0xFF) << 24;
         CRC32C c = new CRC32C();
-        c.update(w, crcFrom, length - crcFrom);
+        c.update(w, crcFrom, crcTo - crcFrom);
         int syndrome = (int) c.getValue() ^ stored;
         if (syndrome == 0) {
             return null; // the CRC matches: whatever is wrong is not a flipped byte
@@ -72,7 +80,7 @@ public final class Corrector {
             basis[j] = step(1 << j);
         }
         int[] delta = new int[256];
-        for (int p = length - 1; p >= crcFrom; p--) {
+        for (int p = crcTo - 1; p >= crcFrom; p--) {
             for (int v = 1; v < 256; v++) {
                 int low = Integer.lowestOneBit(v);
                 delta[v] = delta[v ^ low] ^ basis[Integer.numberOfTrailingZeros(low)];

@@ -9,7 +9,7 @@ import java.util.List;
 /** The formats the tool reads, and which one a device holds. */
 public final class Formats {
     public static final List<CacheFormat> ALL = List.of(new WriteboostFormat(), new WritecacheFormat(),
-            new ReadcacheFormat());
+            new ReadcacheFormat(), new MirrorLogFormat());
 
     private Formats() {
     }
@@ -30,6 +30,9 @@ public final class Formats {
         }
         ByteBuffer b = ByteBuffer.allocate(4096);
         cache.read(0, b);
+        if (java.util.Arrays.equals(java.util.Arrays.copyOf(b.array(), 8), dev.strata.mirror.internal.format.LogHeader.MAGIC)) {
+            return named("mirror-log");
+        }
         int n = 0;
         while (n < 16 && b.get(16 + n) != 0) {
             n++;

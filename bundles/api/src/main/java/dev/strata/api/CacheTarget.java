@@ -35,6 +35,15 @@ public interface CacheTarget extends Target {
     /** The argument key naming the fast device ({@code cache}). */
     String cacheDeviceArgument();
 
+    /**
+     * The cache device as this target holds it, for {@code cache:check} to read the on-disk
+     * metadata while the device is suspended (nothing writes it then; the manager refuses other
+     * handles on a device held exclusively). Callers only read it. Null: the policy does not offer it.
+     */
+    default BlockDevice cacheDeviceForCheck() {
+        return null;
+    }
+
     /** The cache's block size in bytes: the unit of the counts below. */
     int cacheBlockSize();
 

@@ -65,6 +65,7 @@ final class CommandWords {
             Map.entry("cache:detach", "DEVICE"),
             Map.entry("cache:mode", "DEVICE MODE"),
             Map.entry("cache:controllers", ""),
+            Map.entry("cache:check", "DEVICE"),
             Map.entry("nbd:export", "DEVICE"),
             Map.entry("nbd:exports", ""),
             Map.entry("nbd:unexport", "EXPORT"));

@@ -42,6 +42,8 @@ final class FakeManager implements DeviceManager {
     /** Settings kept in definitions: "device key" → value. */
     final Map<String, String> persisted = new LinkedHashMap<>();
     final List<String> reloads = new ArrayList<>();
+    /** Devices suspended by {@link #suspend} (their targets' suspend() ran). */
+    final java.util.Set<String> suspended = new java.util.HashSet<>();
     /** When set, the next reload fails with this (after the checks, before anything changes). */
     volatile IOException failNextReload;
     private int held;
@@ -70,7 +72,7 @@ final class FakeManager implements DeviceManager {
             return Optional.empty();
         }
         return Optional.of(new DeviceInfo(d.name, d.type, Map.copyOf(d.arguments), d.target.size(), d.target.blockSize(),
-                DeviceState.ACTIVE, List.of(), List.of()));
+                suspended.contains(name) ? DeviceState.SUSPENDED : DeviceState.ACTIVE, List.of(), List.of()));
     }
 
     @Override
@@ -174,13 +176,15 @@ final class FakeManager implements DeviceManager {
     }
 
     @Override
-    public void suspend(String name) {
-        throw new UnsupportedOperationException();
+    public synchronized void suspend(String name) throws IOException {
+        require(name).target.suspend();
+        suspended.add(name);
     }
 
     @Override
-    public void resume(String name) {
-        throw new UnsupportedOperationException();
+    public synchronized void resume(String name) throws IOException {
+        require(name).target.resume();
+        suspended.remove(name);
     }
 
     @Override

@@ -25,8 +25,9 @@ import java.util.zip.CRC32C;
  */
 public record LogHeader(int legs, long regionSize, long regions, long sequence, int inSyncMask, long legsId) {
     public static final int VERSION = 1;
-    static final byte[] MAGIC = "STRMIRLG".getBytes(StandardCharsets.US_ASCII);
-    static final int CRC_OFFSET = LogLayout.HEADER_SIZE - 4;
+    public static final byte[] MAGIC = "STRMIRLG".getBytes(StandardCharsets.US_ASCII);
+    /** The CRC32C of bytes [0, CRC_OFFSET) sits here. */
+    public static final int CRC_OFFSET = LogLayout.HEADER_SIZE - 4;
 
     public LogHeader {
         if (legs < 2 || legs > 31) {

@@ -34,7 +34,8 @@ public record Superblock(int version, int blockSize, long slots, UUID uuid, long
         long formatTimeMillis) {
 
     public static final byte[] MAGIC = "STRATASB".getBytes(StandardCharsets.US_ASCII);
-    static final int CRC_FROM = 12;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 12;
     static final int POLICY_LEN = 16;
     static final int ID_MAX = 64;
 

@@ -355,6 +355,11 @@ public final class ReadCache implements CacheTarget {
     }
 
     @Override
+    public BlockDevice cacheDeviceForCheck() {
+        return cache;
+    }
+
+    @Override
     public int cacheBlockSize() {
         return bs;
     }

@@ -54,7 +54,8 @@ public record RecordHeader(int flags, int entryCount, int dataCount, long record
     public static final int ENTRY_SIZE = 12;
     public static final int MAX_ENTRIES = (Layout.BLOCK - FIXED) / ENTRY_SIZE;
     public static final int MAX_INVALIDATE_LENGTH = 0xFFFF;
-    static final int CRC_FROM = 8;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 8;
 
     private static ByteBuffer le(ByteBuffer b) {
         return b.order() == ByteOrder.LITTLE_ENDIAN ? b : b.duplicate().order(ByteOrder.LITTLE_ENDIAN);

@@ -41,7 +41,8 @@ public record Superblock(int version, String policy, int blockSize, int segmentS
     }
 
     public static final byte[] MAGIC = "STRATASB".getBytes(StandardCharsets.US_ASCII);
-    static final int CRC_FROM = 12;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 12;
     static final int POLICY_LEN = 16;
 
     /** A version-1 writeboost superblock for a cache of {@code segmentCount} segments. */

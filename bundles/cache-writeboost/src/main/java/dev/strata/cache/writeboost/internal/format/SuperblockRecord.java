@@ -41,7 +41,8 @@ public record SuperblockRecord(long sequence, long writtenBackSegment, long writ
         long uuidHash, long durableId, int session) {
 
     public static final byte[] MAGIC = "STRATAWR".getBytes(StandardCharsets.US_ASCII);
-    static final int CRC_FROM = 12;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 12;
 
     /** The record of a freshly formatted cache. */
     public static SuperblockRecord initial(long uuidHash) {

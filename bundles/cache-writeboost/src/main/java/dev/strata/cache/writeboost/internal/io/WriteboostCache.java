@@ -580,6 +580,11 @@ public final class WriteboostCache implements CacheTarget {
     }
 
     @Override
+    public BlockDevice cacheDeviceForCheck() {
+        return log.cache;
+    }
+
+    @Override
     public int cacheBlockSize() {
         return BS;
     }

@@ -52,9 +52,19 @@ public final class Recovery {
      * @param dirtyRecords   records kept in the dirty region
      * @param truncatedBy    why the log ended (for logs and tests)
      * @param bytesRead      bytes read from the cache device
+     * @param cleanEnd       where the clean region's scan stopped: the offline checker (tools) compares
+     *                       it with the written-back anchor, since a bad header there only ends the
+     *                       region early and would otherwise go unnoticed
      */
     public record Result(long lastRecordId, int lastHeaderCrc, long nextSegment, int nextStart, int dirtyRecords,
-            String truncatedBy, long bytesRead) {
+            String truncatedBy, long bytesRead, Position cleanEnd) {
+    }
+
+    /**
+     * A point in the log: the record expected next there ({@code lastRecordId + 1}, chained to
+     * {@code lastCrc}) at block {@code start} of segment {@code segment}.
+     */
+    public record Position(long segment, int start, long lastRecordId, int lastCrc) {
     }
 
     /** A header block read ahead, and its decoded header (null if not intact). */
@@ -87,7 +97,7 @@ public final class Recovery {
             pf.close(); // every read ahead has ended: the byte count is final
         }
         return new Result(r.lastRecordId(), r.lastHeaderCrc(), r.nextSegment(), r.nextStart(), r.dirtyRecords(),
-                r.truncatedBy(), r.bytesRead() + pf.bytes());
+                r.truncatedBy(), r.bytesRead() + pf.bytes(), r.cleanEnd());
     }
 
     /**
@@ -213,6 +223,7 @@ public final class Recovery {
                 blk = 0;
             }
         }
+        Position cleanEnd = new Position(sid, blk, expectId - 1, expectPrev);
 
         // 2. dirty region: the log
         expectId = rec.writtenBackLastRecordId() + 1;
@@ -288,7 +299,7 @@ public final class Recovery {
                 kept++;
             }
         }
-        return new Result(lastId, lastCrc, nextSid, nextStart, kept, reason, bytes[0]);
+        return new Result(lastId, lastCrc, nextSid, nextStart, kept, reason, bytes[0], cleanEnd);
     }
 
     /** Known flushed: a later header says so, or the superblock record does for its own session. */
@@ -316,7 +327,11 @@ public final class Recovery {
         return why(h, uuid, sid, blk, expectId, expectPrev) == null;
     }
 
-    private static String why(RecordHeader h, long uuid, long sid, int blk, long expectId, int expectPrev) {
+    /**
+     * Why {@code h} is not the record expected at block {@code blk} of segment {@code sid}, or null
+     * if it is (the offline tools ask the same question of a header they corrected).
+     */
+    public static String why(RecordHeader h, long uuid, long sid, int blk, long expectId, int expectPrev) {
         if (h == null) {
             return "no intact header";
         }

@@ -24,7 +24,8 @@ import java.nio.ByteOrder;
 public final class MetadataSector {
     public static final int MAGIC = 0x4D435753; // "SWCM" little-endian
     public static final long FREE = -1;
-    static final int CRC_FROM = 8;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 8;
 
     private MetadataSector() {
     }

@@ -32,7 +32,8 @@ public record Superblock(int version, int blockSize, long slots, long seqCount, 
 
     public static final byte[] MAGIC = "STRATASB".getBytes(StandardCharsets.US_ASCII);
     public static final int MAX_ID_BYTES = 64;
-    static final int CRC_FROM = 12;
+    /** First byte the CRC covers (it ends at the end of the structure; the CRC sits in the 4 bytes before). */
+    public static final int CRC_FROM = 12;
     static final int POLICY_LEN = 16;
 
     public Superblock {

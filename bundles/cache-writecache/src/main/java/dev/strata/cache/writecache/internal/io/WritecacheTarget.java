@@ -428,6 +428,11 @@ public final class WritecacheTarget implements CacheTarget {
     }
 
     @Override
+    public BlockDevice cacheDeviceForCheck() {
+        return cache;
+    }
+
+    @Override
     public int cacheBlockSize() {
         return bs;
     }

@@ -1,0 +1,126 @@
+package dev.strata.tools.internal;
+
+import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.driver.file.internal.FileTargetFactory;
+import dev.strata.tools.internal.format.CacheFormat;
+import dev.strata.tools.internal.format.Formats;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code strata-tool check|dump|repair|writeback [--json] [--type=T] CACHE [BACKING]}: exit 0
+ * fine, 1 the device has problems or the command could not do its job, 2 bad input (one line).
+ */
+public final class Main {
+    static final String USAGE = "usage: strata-tool check|dump [--json]|repair CACHE_FILE | writeback CACHE_FILE BACKING_FILE"
+            + "  [--type=writeboost|writecache|readcache|mirror-log]";
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Thrown for bad input: the message is the one line printed. */
+    static final class BadInput extends Exception {
+        BadInput(String message) {
+            super(message);
+        }
+    }
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        List<BlockDevice> open = new ArrayList<>();
+        try {
+            List<String> pos = new ArrayList<>();
+            boolean json = false;
+            String type = null;
+            for (String a : args) {
+                if (a.equals("--json")) {
+                    json = true;
+                } else if (a.startsWith("--type=")) {
+                    type = a.substring("--type=".length());
+                } else if (a.startsWith("-")) {
+                    throw new BadInput("unknown option '" + a + "'; " + USAGE);
+                } else {
+                    pos.add(a);
+                }
+            }
+            if (pos.isEmpty()) {
+                throw new BadInput(USAGE);
+            }
+            String cmd = pos.get(0);
+            int want = switch (cmd) {
+                case "check", "dump", "repair" -> 2;
+                case "writeback" -> 3;
+                default -> throw new BadInput("unknown command '" + cmd + "'; " + USAGE);
+            };
+            if (pos.size() != want) {
+                throw new BadInput(cmd + " takes " + (want == 2 ? "one device file" : "a cache device file and a backing device file")
+                        + "; " + USAGE);
+            }
+            if (json && !cmd.equals("dump")) {
+                throw new BadInput("--json goes with dump only; " + USAGE);
+            }
+            BlockDevice cache = openFile(pos.get(1), "cache", open);
+            CacheFormat format;
+            if (type != null) {
+                format = Formats.named(type);
+                if (format == null) {
+                    throw new BadInput("unknown --type '" + type + "'; use writeboost, writecache, readcache or mirror-log");
+                }
+            } else {
+                format = Formats.detect(cache);
+                if (format == null) {
+                    throw new BadInput(pos.get(1) + " holds no Strata cache the tool can read (no writeboost, writecache or "
+                            + "readcache superblock); name the format with --type= if it is damaged beyond one byte");
+                }
+            }
+            return switch (cmd) {
+                case "check" -> Tool.check(format, cache, out);
+                case "dump" -> Tool.dump(format, cache, json, out);
+                case "repair" -> Tool.repair(format, cache, out);
+                default -> Tool.writeback(format, cache, openFile(pos.get(2), "backing", open), out);
+            };
+        } catch (BadInput e) {
+            err.println("strata-tool: " + e.getMessage());
+            return 2;
+        } catch (InvalidArgumentException e) {
+            err.println("strata-tool: " + e.getMessage());
+            return 2;
+        } catch (IOException | RuntimeException e) {
+            err.println("strata-tool: " + (e.getMessage() == null ? "failed: " + e : e.getMessage()));
+            return 1;
+        } catch (InterruptedException e) {
+            err.println("strata-tool: interrupted; blocks written back so far stay written back, the rest stay dirty");
+            return 1;
+        } finally {
+            for (BlockDevice d : open) {
+                try {
+                    d.close();
+                } catch (IOException e) {
+                    err.println("strata-tool: closing a device failed: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private static BlockDevice openFile(String file, String role, List<BlockDevice> open) throws BadInput, IOException {
+        Path p = Path.of(file);
+        if (!Files.isRegularFile(p) && !Files.exists(p)) {
+            throw new BadInput("the " + role + " device file '" + file + "' does not exist");
+        }
+        if (!Files.isReadable(p) || !Files.isWritable(p)) {
+            throw new BadInput("the " + role + " device file '" + file + "' must be readable and writable");
+        }
+        BlockDevice d = new FileTargetFactory().create(new Context(role, Map.of("path", file), Map.of()));
+        open.add(d);
+        return d;
+    }
+}

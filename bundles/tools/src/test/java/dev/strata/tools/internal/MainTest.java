@@ -1,0 +1,91 @@
+package dev.strata.tools.internal;
+
+import dev.strata.tools.internal.format.*;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line over real files: exit codes, and bad input as one line with exit 2. */
+class MainTest {
+    @TempDir
+    Path dir;
+
+    record Out(int status, String out, String err) {
+    }
+
+    static Out main(String... args) {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        int s = Main.run(args, new PrintStream(o, true, StandardCharsets.UTF_8), new PrintStream(e, true, StandardCharsets.UTF_8));
+        return new Out(s, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void checkDumpDamageRepairAndWritebackOnFiles() throws Exception {
+        Images.Pair p = Images.make(new WritecacheFormat(), 3, 40, false, dev.strata.testsupport.crash.CrashMode.DROP_ALL);
+        Path cache = dir.resolve("cache.img");
+        Path backing = dir.resolve("backing.img");
+        Files.write(cache, p.cache());
+        Files.write(backing, p.backing());
+        assertEquals(0, main("check", cache.toString()).status());
+        Out json = main("dump", "--json", cache.toString());
+        assertEquals(0, json.status(), json.err());
+        assertTrue(json.out().startsWith("{\"policy\":\"writecache\""), json.out());
+
+        byte[] damaged = p.cache().clone();
+        damaged[4096 + 20] ^= 4; // an entry of metadata sector 0
+        Files.write(cache, damaged);
+        Out check = main("check", cache.toString());
+        assertEquals(1, check.status());
+        assertEquals(1, check.out().lines().count(), check.out());
+        assertTrue(check.out().startsWith("metadata sector 0 (slots 0..30): byte 20 is damaged"), check.out());
+        Out wbRefused = main("writeback", cache.toString(), backing.toString());
+        assertEquals(1, wbRefused.status());
+        assertTrue(wbRefused.out().contains("run 'strata-tool repair' first"), wbRefused.out());
+        Out repair = main("repair", cache.toString());
+        assertEquals(0, repair.status(), repair.out());
+        assertTrue(repair.out().contains("repaired: metadata sector 0 byte 20 restored"), repair.out());
+        assertTrue(repair.out().contains("nothing was lost"), repair.out());
+        assertEquals(0, main("check", cache.toString()).status());
+
+        Out wb = main("writeback", cache.toString(), backing.toString());
+        assertEquals(0, wb.status(), wb.out() + wb.err());
+        assertTrue(wb.out().startsWith("wrote back "), wb.out());
+        assertFalse(java.util.Arrays.equals(p.backing(), Files.readAllBytes(backing)));
+    }
+
+    @Test
+    void badInputIsOneLineAndExitTwo() throws Exception {
+        Path zeros = dir.resolve("zeros.img");
+        Files.write(zeros, new byte[1 << 20]);
+        String[][] cases = {
+            {},
+            {"fsck", zeros.toString()},
+            {"check"},
+            {"check", dir.resolve("missing.img").toString()},
+            {"writeback", zeros.toString()},
+            {"check", "--json", zeros.toString()},
+            {"check", "--frobnicate", zeros.toString()},
+            {"check", "--type=bcache", zeros.toString()},
+            {"check", zeros.toString()},
+        };
+        for (String[] c : cases) {
+            Out o = main(c);
+            String what = String.join(" ", c);
+            assertEquals(2, o.status(), what + ": " + o.err());
+            assertEquals(1, o.err().lines().count(), what + ": " + o.err());
+            assertTrue(o.err().startsWith("strata-tool: "), what + ": " + o.err());
+            assertFalse(o.err().contains("Exception"), what + ": " + o.err());
+            assertEquals("", o.out(), what);
+        }
+    }
+}

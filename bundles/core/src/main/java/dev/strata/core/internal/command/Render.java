@@ -127,9 +127,34 @@ public final class Render {
     }
 
     public static String status(Map<String, String> status) {
+        return status(status, false);
+    }
+
+    /**
+     * {@code dev:status}: one key and value a line; byte-valued counters (a {@code size} or
+     * {@code *_size} key, a {@code *_bytes} key) in IEC units like {@code dev:list}, or as the
+     * target reported them with {@code bytes}.
+     */
+    public static String status(Map<String, String> status, boolean bytes) {
         List<String[]> rows = new ArrayList<>();
-        status.forEach((k, v) -> rows.add(new String[] {k, v}));
+        status.forEach((k, v) -> rows.add(new String[] {k, bytes ? v : statusValue(k, v)}));
         return keyValues(rows);
+    }
+
+    static String statusValue(String key, String value) {
+        if (!(key.equals("size") || key.endsWith("_size") || key.endsWith("_bytes"))) {
+            return value;
+        }
+        try {
+            return size(Long.parseLong(value));
+        } catch (NumberFormatException e) {
+            return value; // a target may report "-" or text under a size-like key: show it as it is
+        }
+    }
+
+    /** {@code blocks(1, "dirty")} → {@code 1 dirty block}, {@code 8,192 dirty blocks}: a count for a sentence. */
+    public static String blocks(long n, String adjective) {
+        return String.format(Locale.ROOT, "%,d", n) + (adjective.isEmpty() ? "" : " " + adjective) + (n == 1 ? " block" : " blocks");
     }
 
     private static String keyValues(List<String[]> rows) {

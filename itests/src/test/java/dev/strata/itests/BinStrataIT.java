@@ -150,6 +150,26 @@ public class BinStrataIT {
     }
 
     @Test
+    public void aCfgDeletedWhileStrataIsStoppedDoesNotComeBack() throws Exception {
+        Distribution d = Distribution.copy("bin-cfg-gone");
+        Path gone = d.home.resolve("deploy/dev.strata.device-gone0.cfg");
+        Files.writeString(gone, "name=gone0\ntype=memory\narg.size=1M\n");
+        Files.writeString(d.home.resolve("deploy/dev.strata.device-kept0.cfg"), "name=kept0\ntype=memory\narg.size=2M\n");
+        Distribution.Result first = d.run("--no-default-stack", "-c", "dev:list");
+        assertEquals(first.toString(), 0, first.exit());
+        assertTrue(first.toString(), first.out().lines().anyMatch(l -> l.startsWith("gone0") && l.contains("active")));
+        Files.delete(gone); // while Strata is stopped
+        Distribution.Result second = d.run("--no-default-stack", "-c", "dev:list; dev:table");
+        assertEquals(second.toString(), 0, second.exit());
+        assertFalse("the device of the deleted .cfg came back: " + second, second.out().contains("gone0"));
+        assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("kept0") && l.contains("2.0 MiB")));
+        String log = Files.readString(d.var("log/strata.log"));
+        assertTrue("the log says why:\n" + log, log.contains("device gone0: its file dev.strata.device-gone0.cfg was deleted while Strata was stopped"));
+        Distribution.Result third = d.run("--no-default-stack", "-c", "dev:list");
+        assertFalse("nor at a later start: " + third, third.out().contains("gone0"));
+    }
+
+    @Test
     public void aDaemonIsReadyWithItsExportsListeningAndStopsCleanlyOnSigterm() throws Exception {
         Distribution d = Distribution.copy("bin-daemon");
         int port;

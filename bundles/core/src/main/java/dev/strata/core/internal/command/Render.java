@@ -114,7 +114,7 @@ public final class Render {
         rows.add(new String[] {"persisted", d.persistent() ? "yes" : "no (transient: gone after a restart)"});
         rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : bytes ? Long.toString(d.size())
                 : size(d.size()) + " (" + d.size() + " bytes)"});
-        rows.add(new String[] {"block size", Integer.toString(d.blockSize())});
+        rows.add(new String[] {"block size", bytes ? Integer.toString(d.blockSize()) : size(d.blockSize())});
         rows.add(new String[] {"stacked on", d.lower().isEmpty() ? "-" : String.join(", ", d.lower())});
         rows.add(new String[] {"used by", holders(d)});
         if (!def.tunables().isEmpty()) {
@@ -131,9 +131,9 @@ public final class Render {
     }
 
     /**
-     * {@code dev:status}: one key and value a line; byte-valued counters (a {@code size} or
-     * {@code *_size} key, a {@code *_bytes} key) in IEC units like {@code dev:list}, or as the
-     * target reported them with {@code bytes}.
+     * {@code dev:status}: one key and value a line; byte-valued keys ({@code size}, {@code *_size},
+     * {@code *_bytes}, {@code offset}, {@code length}, {@code *_offset}, {@code *_length}) in IEC
+     * units like {@code dev:list}, or as the target reported them with {@code bytes}.
      */
     public static String status(Map<String, String> status, boolean bytes) {
         List<String[]> rows = new ArrayList<>();
@@ -142,7 +142,8 @@ public final class Render {
     }
 
     static String statusValue(String key, String value) {
-        if (!(key.equals("size") || key.endsWith("_size") || key.endsWith("_bytes"))) {
+        if (!(key.equals("size") || key.endsWith("_size") || key.endsWith("_bytes")
+                || key.equals("offset") || key.equals("length") || key.endsWith("_offset") || key.endsWith("_length"))) {
             return value;
         }
         try {

@@ -86,6 +86,9 @@ class DeviceCommandsTest {
         String status = run("dev:status part0");
         assertTrue(status.matches("(?s)state +active\ntype +linear\nsize +4\\.0 MiB\nblock_size +4\\.0 KiB\n.*"
                 + "\nio_written_bytes +0 B\n.*"), status);
+        assertTrue(status.contains("\noffset  ") && status.matches("(?s).*\noffset +4\\.0 MiB\nlength +4\\.0 MiB\n.*"), status);
+        assertTrue(info.contains("block size  4.0 KiB\n"), info);
+        assertTrue(run("dev:info --bytes part0").contains("block size  4096\n"));
         String raw = run("dev:status --bytes part0");
         assertTrue(raw.matches("(?s)state +active\ntype +linear\nsize +4194304\nblock_size +4096\n.*"
                 + "\nio_written_bytes +0\n.*"), raw);

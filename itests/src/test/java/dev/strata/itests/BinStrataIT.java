@@ -76,7 +76,7 @@ public class BinStrataIT {
         assertEquals(r.toString(), 0, r.exit());
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("dev:create\\s+create a device.*")));
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("log:tail\\s+show the last lines of the log.*")));
-        assertTrue(r.toString(), r.out().contains("usage: dev:status NAME"));
+        assertTrue(r.toString(), r.out().contains("usage: dev:status [--bytes] NAME"));
     }
 
     @Test

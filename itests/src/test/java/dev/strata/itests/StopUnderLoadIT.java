@@ -20,7 +20,7 @@ import org.junit.Test;
 
 /**
  * SIGTERM to {@code bin/strata --daemon} during random writes into a writeboost cache over a
- * slow ({@code spindle}) backing device: the process exits 0, and after a new start every block
+ * slow ({@code spindle}, through a {@code linear} window) backing device: the process exits 0, and after a new start every block
  * holds what was acknowledged before the last acknowledged flush (or a later write of it). The
  * stop's duration is printed (goal: well under 2 s whatever the backing device's speed), not
  * asserted: a loaded machine must not fail the test.
@@ -38,8 +38,11 @@ public class StopUnderLoadIT {
         Files.writeString(deploy.resolve("dev.strata.device-b0.cfg"), "name=b0\ntype=file\narg.path=var/b0.img\narg.size=256M\narg.create=true\n");
         Files.writeString(deploy.resolve("dev.strata.device-s0.cfg"), "name=s0\ntype=spindle\narg.device=b0\narg.rpm=5400\narg.seek_ms=8\n");
         Files.writeString(deploy.resolve("dev.strata.device-c0.cfg"), "name=c0\ntype=file\narg.path=var/c0.img\narg.size=48M\narg.create=true\n");
+        // a linear window between: its factory (in dev.strata.core) goes away with the manager,
+        // which must still close the cache above it first
+        Files.writeString(deploy.resolve("dev.strata.device-l0.cfg"), "name=l0\ntype=linear\narg.device=s0\n");
         Files.writeString(deploy.resolve("dev.strata.device-w0.cfg"),
-                "name=w0\ntype=writeboost\narg.backing=s0\narg.cache=c0\narg.writeback_threshold=10\n");
+                "name=w0\ntype=writeboost\narg.backing=l0\narg.cache=c0\narg.writeback_threshold=10\n");
         Files.writeString(deploy.resolve("dev.strata.nbd.export-w0.cfg"), "device=w0\nname=w0\nport=" + port + "\n");
 
         Map<Integer, Long> durable = new HashMap<>(); // block -> generation acknowledged before the last acknowledged flush

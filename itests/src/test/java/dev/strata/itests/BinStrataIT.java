@@ -80,14 +80,18 @@ public class BinStrataIT {
     }
 
     @Test
-    public void aDaemonWhoseExportPortIsTakenSaysSoAndExitsNonZero() throws Exception {
+    public void aDaemonWhoseExportPortIsTakenOrDeviceBrokenSaysWhyAndExitsNonZero() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
             int port = taken.getLocalPort();
             Distribution d = Distribution.copy("bin-port-taken").defaultExportPort(port);
+            // and a device of a type that does not exist: its line says why, as the console's does
+            Files.writeString(d.home.resolve("deploy/dev.strata.device-bad0.cfg"), "name=bad0\ntype=nosuch\narg.size=1M\n");
             d.env.put("JAVA_OPTS", "-Dstrata.settle.timeout=5");
             Distribution.Result r = d.run("--daemon");
             assertEquals(r.toString(), 3, r.exit());
             assertTrue(r.toString(), r.err().contains("strata: export wb0: 127.0.0.1:" + port + " is in use"));
+            assertTrue(r.toString(), r.err().contains("strata: device bad0: waiting for target type 'nosuch'"));
+            assertFalse("one line per problem: " + r, r.err().contains("bad0: configured but not up yet"));
             assertFalse("not ready: " + r, r.out().contains("ready"));
         }
     }

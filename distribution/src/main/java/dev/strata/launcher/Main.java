@@ -111,6 +111,13 @@ public final class Main {
      * {@code help NAME} (the shell bundle's strata:help) shows it.
      */
     static void printFailure(PrintStream err, Throwable t, GogoSession session, String statement) {
+        String bare = statement == null ? "" : statement.strip();
+        if (bare.equals("refresh") || bare.equals("felix:refresh")) {
+            // Gogo's refresh without bundles dies of a NullPointerException: say what works
+            err.println("error: refresh needs the bundle: refresh ID ('lb NAME' shows the ID)");
+            err.flush();
+            return;
+        }
         String message = t.getMessage() == null ? "" : t.getMessage();
         Matcher coerce = COERCE.matcher(message);
         String command = CommandSplitter.commandName(statement);

@@ -61,21 +61,25 @@ final class Readiness {
     /** What is not up right now: devices not built yet, then strata:health's lines. */
     List<String> problems(GogoSession session) {
         List<String> out = new ArrayList<>();
-        for (String name : missingDevices()) {
-            out.add("device " + name + ": configured but not up yet (see var/log/strata.log)");
-        }
-        if (!out.isEmpty() || session == null || !session.hasCommand(HEALTH)) {
-            return out;
-        }
-        try {
-            Object result = session.execute(HEALTH);
-            if (result instanceof Collection<?> lines) {
-                for (Object l : lines) {
-                    out.add(String.valueOf(l));
+        if (session != null && session.hasCommand(HEALTH)) {
+            try {
+                Object result = session.execute(HEALTH);
+                if (result instanceof Collection<?> lines) {
+                    for (Object l : lines) {
+                        out.add(String.valueOf(l));
+                    }
                 }
+            } catch (Exception e) {
+                out.add("cannot tell whether the stack is up: " + Main.describe(e));
             }
-        } catch (Exception e) {
-            out.add("cannot tell whether the stack is up: " + Main.describe(e));
+        }
+        // a device strata:health says nothing about (not listed by the manager yet) gets the
+        // generic line; one it explains keeps its reason ("waiting for target type 'nosuch'"),
+        // the same line the console prints at start
+        for (String name : missingDevices()) {
+            if (out.stream().noneMatch(l -> l.startsWith("device " + name + ":"))) {
+                out.add("device " + name + ": configured but not up yet (see var/log/strata.log)");
+            }
         }
         return out;
     }

@@ -442,12 +442,62 @@ final class StrataFramework {
             return; // the main thread is stopping the framework and decides the exit status
         }
         signalled.set(true);
-        boolean clean = stop();
+        boolean clean = stopToDeviceLevel() || stop();
         // the JVM's own exit status for a signal is 128+n; a daemon or shell asked to stop did its job
         if (options.daemon || options.interactive()) {
             Runtime.getRuntime().halt(clean ? 0 : 1);
         }
         Runtime.getRuntime().halt(143);
+    }
+
+    /**
+     * A signal's prompt stop: lowers the start level to {@code strata.stop.level} (the target
+     * bundles' level, below the device manager's), which stops the console, FileInstall, NBD and
+     * the device manager — which closes every device top-down, so everything acknowledged is
+     * durable — and then lets the process halt without stopping the libraries below (drivers,
+     * policies, SCR, Configuration Admin, logging: nothing of theirs needs saving, and under load
+     * their stop took longer than the devices' close). Returns false, and the caller stops the
+     * whole framework, when the level is not configured, not below the current one, or not
+     * reached within {@code strata.stop.timeout}.
+     */
+    private boolean stopToDeviceLevel() {
+        String v = config.get("strata.stop.level", null);
+        Framework fw = framework;
+        if (v == null || fw == null) {
+            return false;
+        }
+        int level;
+        try {
+            level = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            return false;
+        }
+        FrameworkStartLevel fsl = fw.adapt(FrameworkStartLevel.class);
+        if (fsl == null || fsl.getStartLevel() <= level) {
+            return false;
+        }
+        stopping.set(true);
+        CountDownLatch reached = new CountDownLatch(1);
+        fsl.setStartLevel(level, event -> reached.countDown());
+        long deadline = deadline(config.seconds("strata.stop.timeout", 60));
+        try {
+            while (!reached.await(50, TimeUnit.MILLISECONDS)) {
+                // something else stops the whole framework meanwhile (the console on its way
+                // out): then wait for that stop instead of a start level that never comes
+                if (fw.getState() != Bundle.ACTIVE || System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            Files.deleteIfExists(pidFile);
+        } catch (IOException ignored) {
+            // best effort
+        }
+        return true;
     }
 
     /** Stops the framework (once), waiting at most strata.stop.timeout; true if it stopped cleanly. */

@@ -76,18 +76,22 @@ public class BinStrataIT {
         assertEquals(r.toString(), 0, r.exit());
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("dev:create\\s+create a device.*")));
         assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("log:tail\\s+show the last lines of the log.*")));
-        assertTrue(r.toString(), r.out().contains("usage: dev:status NAME"));
+        assertTrue(r.toString(), r.out().contains("usage: dev:status [--bytes] NAME"));
     }
 
     @Test
-    public void aDaemonWhoseExportPortIsTakenSaysSoAndExitsNonZero() throws Exception {
+    public void aDaemonWhoseExportPortIsTakenOrDeviceBrokenSaysWhyAndExitsNonZero() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
             int port = taken.getLocalPort();
             Distribution d = Distribution.copy("bin-port-taken").defaultExportPort(port);
+            // and a device of a type that does not exist: its line says why, as the console's does
+            Files.writeString(d.home.resolve("deploy/dev.strata.device-bad0.cfg"), "name=bad0\ntype=nosuch\narg.size=1M\n");
             d.env.put("JAVA_OPTS", "-Dstrata.settle.timeout=5");
             Distribution.Result r = d.run("--daemon");
             assertEquals(r.toString(), 3, r.exit());
             assertTrue(r.toString(), r.err().contains("strata: export wb0: 127.0.0.1:" + port + " is in use"));
+            assertTrue(r.toString(), r.err().contains("strata: device bad0: waiting for target type 'nosuch'"));
+            assertFalse("one line per problem: " + r, r.err().contains("bad0: configured but not up yet"));
             assertFalse("not ready: " + r, r.out().contains("ready"));
         }
     }
@@ -147,6 +151,26 @@ public class BinStrataIT {
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1 linear") && l.contains("device=d1")));
         assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("l1") && l.contains("4.0 MiB") && l.contains("active")));
         assertFalse(second.toString(), second.out().contains("wb0"));
+    }
+
+    @Test
+    public void aCfgDeletedWhileStrataIsStoppedDoesNotComeBack() throws Exception {
+        Distribution d = Distribution.copy("bin-cfg-gone");
+        Path gone = d.home.resolve("deploy/dev.strata.device-gone0.cfg");
+        Files.writeString(gone, "name=gone0\ntype=memory\narg.size=1M\n");
+        Files.writeString(d.home.resolve("deploy/dev.strata.device-kept0.cfg"), "name=kept0\ntype=memory\narg.size=2M\n");
+        Distribution.Result first = d.run("--no-default-stack", "-c", "dev:list");
+        assertEquals(first.toString(), 0, first.exit());
+        assertTrue(first.toString(), first.out().lines().anyMatch(l -> l.startsWith("gone0") && l.contains("active")));
+        Files.delete(gone); // while Strata is stopped
+        Distribution.Result second = d.run("--no-default-stack", "-c", "dev:list; dev:table");
+        assertEquals(second.toString(), 0, second.exit());
+        assertFalse("the device of the deleted .cfg came back: " + second, second.out().contains("gone0"));
+        assertTrue(second.toString(), second.out().lines().anyMatch(l -> l.startsWith("kept0") && l.contains("2.0 MiB")));
+        String log = Files.readString(d.var("log/strata.log"));
+        assertTrue("the log says why:\n" + log, log.contains("device gone0: its file dev.strata.device-gone0.cfg was deleted while Strata was stopped"));
+        Distribution.Result third = d.run("--no-default-stack", "-c", "dev:list");
+        assertFalse("nor at a later start: " + third, third.out().contains("gone0"));
     }
 
     @Test

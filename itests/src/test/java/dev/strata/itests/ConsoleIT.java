@@ -183,9 +183,12 @@ public class ConsoleIT {
         try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
             int port = taken.getLocalPort();
             Distribution d = Distribution.copy("console-problems").defaultExportPort(port);
+            // and a device whose type does not exist: the same one-line problems as --daemon, reason included
+            Files.writeString(d.home.resolve("deploy/dev.strata.device-bad0.cfg"), "name=bad0\ntype=nosuch\narg.size=1M\n");
             try (Tmux t = console(d, "problems", "")) {
-                t.await("the problem and then the prompt", 120,
-                        s -> s.contains("strata: export wb0: 127.0.0.1:" + port + " is in use") && s.contains(PROMPT));
+                t.await("the problems and then the prompt", 120,
+                        s -> s.contains("strata: export wb0: 127.0.0.1:" + port + " is in use")
+                                && s.contains("strata: device bad0: waiting for target type 'nosuch'") && s.contains(PROMPT));
                 assertEquals("still-alive", run(t, "echo still-alive", 60));
                 exit(t);
             }

@@ -20,23 +20,37 @@ import java.util.List;
  *
  * The property runs {@value #TRIES} generated sequences with a fixed seed per run that jqwik
  * prints on failure (re-run with {@code @Property(seed = "…")} in a subclass to reproduce);
- * a failure shrinks to a short sequence printed as a script. After the property it prints the
- * report line: sequences, operations, crashes, restarts, sectors checked, {@code mismatches: 0}.
+ * a failure shrinks to a short sequence printed as a script. After the property, unless it
+ * failed, seeded random sequences of the same mix (not shrunk; a failure prints the sequence)
+ * run until the target has had {@value #MIN_CRASHES} crashes in all, whatever its workload's
+ * crash density ({@link #MIN_CRASHES} times {@link CrashSoak#factor()} in a soak run; a
+ * workload without crashes has no floor). Then it prints the report line: sequences,
+ * operations, crashes, restarts, sectors checked, {@code mismatches: 0}.
  * A target that needs a different number of tries writes its own {@code @Property} calling
  * {@link CrashModelRunner#run(CrashTestSubject, List, CrashStats)}.
  */
 public abstract class CrashModelProperties {
     /** Tries per run: sized so a whole module stays well under CI's budget. */
     public static final int TRIES = 60;
+    /** Crashes per target and normal CI run, at least (CI's floor; ten times more in a soak run). */
+    public static final int MIN_CRASHES = 1000;
+    /** The seed of the top-up sequences: fixed, so a run is repeatable. */
+    private static final long FLOOR_SEED = 1000;
 
     private final CrashStats stats = new CrashStats();
+    private volatile boolean failed;
 
     /** The target under test. Called once per sequence; may return a new or the same object. */
     protected abstract CrashTestSubject subject();
 
     @Property(tries = TRIES)
     void crashModel(@ForAll("crashSequences") List<CrashOp> ops) {
-        CrashModelRunner.run(subject(), ops, stats);
+        try {
+            CrashModelRunner.run(subject(), ops, stats);
+        } catch (RuntimeException | Error e) {
+            failed = true; // jqwik shrinks and reports it; the floor does not run on top of a failure
+            throw e;
+        }
     }
 
     @Provide
@@ -45,7 +59,12 @@ public abstract class CrashModelProperties {
     }
 
     @AfterProperty
-    void printCrashModelReport() {
+    void crashFloorAndReport() {
+        Workload w = subject().workload();
+        long floor = (long) MIN_CRASHES * CrashSoak.factor();
+        if (!failed && w.crashes()) {
+            CrashModelRunner.untilCrashes(subject(), stats, floor, FLOOR_SEED);
+        }
         System.out.println(stats.report(subject().name()));
     }
 

@@ -44,8 +44,59 @@ public final class CrashModelRunner {
         this.sectors = (int) (workload.bytes() / BlockDevice.SECTOR);
     }
 
-    /** Runs {@code ops} on a fresh target, counting into {@code stats}. */
+    /**
+     * Runs {@code ops} on a fresh target, counting into {@code stats}; in a soak run
+     * ({@link CrashSoak}) then {@code factor - 1} variants of it with its crashes re-drawn from a
+     * {@link Random} seeded by the sequence's text (so a run is repeatable). A failing variant is
+     * reported with the variant's own sequence, which reproduces it without the soak flag.
+     */
     public static void run(CrashTestSubject subject, List<CrashOp> ops, CrashStats stats) {
+        stats.sequence();
+        runOnce(subject, ops, stats);
+        int factor = CrashSoak.factor();
+        if (factor == 1) {
+            return;
+        }
+        Random r = new Random(ops.toString().hashCode());
+        for (int v = 1; v < factor; v++) {
+            List<CrashOp> variant = CrashOps.redrawCrashes(ops, r);
+            if (variant == ops) {
+                return; // nothing to re-draw: the variant would repeat the run
+            }
+            stats.variant();
+            try {
+                runOnce(subject, variant, stats);
+            } catch (CrashCheckFailure e) {
+                throw new CrashCheckFailure("soak variant " + v + " of a generated sequence (its crashes re-drawn; "
+                        + "the sequence printed is the variant): " + e.getMessage(), e.getCause());
+            }
+        }
+    }
+
+    /**
+     * Runs random sequences of the workload's mix (lengths 1 to {@code maxOps}, from {@code seed})
+     * until {@code stats} counts at least {@code crashes} crashes: a floor of crashes per target
+     * whatever its workload's crash density. Each sequence goes through {@link #run}, so it is
+     * checked as usual (and multiplied in a soak run).
+     *
+     * @throws CrashCheckFailure at the first failing sequence, or if the workload makes no crashes
+     */
+    public static void untilCrashes(CrashTestSubject subject, CrashStats stats, long crashes, long seed) {
+        Workload w = subject.workload();
+        if (!w.crashes()) {
+            throw new IllegalArgumentException(subject.name() + ": the workload has no crashes");
+        }
+        Random r = new Random(seed);
+        for (long i = 0; stats.crashes() < crashes; i++) {
+            if (i > 100 * crashes) {
+                throw new CrashCheckFailure(subject.name() + ": " + i + " sequences made only " + stats.crashes()
+                        + " crashes; the workload generates too few");
+            }
+            run(subject, CrashOps.random(w, r, 1 + r.nextInt(w.maxOps())), stats);
+        }
+    }
+
+    private static void runOnce(CrashTestSubject subject, List<CrashOp> ops, CrashStats stats) {
         new CrashModelRunner(subject, stats).execute(ops);
     }
 
@@ -73,13 +124,13 @@ public final class CrashModelRunner {
             }
             List<CrashOp> ops = new ArrayList<>(prefix);
             ops.add(new CrashOp.PowerCut(op, n, mode, n));
-            run(subject, ops, stats);
+            stats.sequence();
+            runOnce(subject, ops, stats); // exhaustive already: not multiplied by the soak factor
         }
         return stats;
     }
 
     private void execute(List<CrashOp> ops) {
-        stats.sequence();
         model = new ReferenceModel(sectors);
         logModel = subject.logStructured() ? new LogModel(sectors) : null;
         int index = -1;

@@ -95,6 +95,30 @@ public final class CrashOps {
         return ops;
     }
 
+    /**
+     * {@code ops} with every crash and power cut re-drawn from {@code r}: its mode and seed, and
+     * for a power cut the lower request it falls after (0 to 8, as generated). Everything else is
+     * kept, so the variant runs the same I/O and crashes elsewhere in it ({@link CrashSoak}).
+     * Returns {@code ops} itself when it has no crash to re-draw.
+     */
+    public static List<CrashOp> redrawCrashes(List<CrashOp> ops, Random r) {
+        List<CrashOp> out = new ArrayList<>(ops.size());
+        boolean changed = false;
+        CrashMode[] modes = CrashMode.values();
+        for (CrashOp op : ops) {
+            if (op instanceof CrashOp.Crash) {
+                out.add(new CrashOp.Crash(modes[r.nextInt(modes.length)], r.nextInt(1000)));
+                changed = true;
+            } else if (op instanceof CrashOp.PowerCut pc) {
+                out.add(new CrashOp.PowerCut(pc.op(), r.nextInt(9), modes[r.nextInt(modes.length)], r.nextInt(1000)));
+                changed = true;
+            } else {
+                out.add(op);
+            }
+        }
+        return changed ? out : ops;
+    }
+
     private static int clip(Workload w, int unit, int count) {
         return Math.min(count, w.units() - unit);
     }

@@ -47,27 +47,40 @@ public final class CrashReplay {
 
     private final CrashTestSubject subject;
     private final Options options;
-    private final CrashStats stats = new CrashStats();
+    private final CrashStats stats;
     private final Workload workload;
     private final int sectors;
 
-    private CrashReplay(CrashTestSubject subject, Options options) {
+    private CrashReplay(CrashTestSubject subject, Options options, CrashStats stats) {
         this.subject = subject;
         this.options = options;
+        this.stats = stats;
         this.workload = subject.workload();
         this.sectors = (int) (workload.bytes() / BlockDevice.SECTOR);
     }
 
-    /** Records, replays and checks; prints and returns the report. Throws {@link CrashCheckFailure} on a mismatch. */
+    /**
+     * Records, replays and checks; prints and returns the report. Throws {@link CrashCheckFailure} on a mismatch.
+     * A soak run ({@link CrashSoak}) replays {@code factor} recordings, from seeds {@code seed},
+     * {@code seed + 1_000_003}, …, into the one report.
+     */
     public static CrashStats run(CrashTestSubject subject, Options options) {
-        CrashReplay r = new CrashReplay(subject, options);
-        try {
-            r.execute();
-        } catch (IOException e) {
-            throw new CrashCheckFailure(subject.name() + ": crash replay failed: " + e, e);
+        CrashStats stats = new CrashStats();
+        for (int k = 0; k < CrashSoak.factor(); k++) {
+            Options o = options.withSeed(options.seed() + k * 1_000_003L);
+            try {
+                new CrashReplay(subject, o, stats).execute();
+            } catch (IOException e) {
+                throw new CrashCheckFailure(subject.name() + ": crash replay (seed " + o.seed() + ") failed: " + e, e);
+            } catch (CrashCheckFailure e) {
+                if (k == 0) {
+                    throw e;
+                }
+                throw new CrashCheckFailure("soak recording " + k + " (seed " + o.seed() + "): " + e.getMessage(), e.getCause());
+            }
         }
-        System.out.println(r.stats.replayReport(subject.name()));
-        return r.stats;
+        System.out.println(stats.replayReport(subject.name()));
+        return stats;
     }
 
     private void execute() throws IOException {

@@ -15,6 +15,7 @@ public final class CrashStats {
     private long mismatches;
     private long powerCutsAfterCompletion;
     private long powerCuts;
+    private long variants;
     private final Map<CrashMode, Long> byMode = new EnumMap<>(CrashMode.class);
 
     public synchronized void sequence() {
@@ -28,6 +29,11 @@ public final class CrashStats {
     public synchronized void crash(CrashMode mode) {
         crashes++;
         byMode.merge(mode, 1L, Long::sum);
+    }
+
+    /** A soak variant of a sequence ({@link CrashSoak}); its crashes count as crashes too. */
+    public synchronized void variant() {
+        variants++;
     }
 
     public synchronized void restart() {
@@ -97,6 +103,9 @@ public final class CrashStats {
         }
         if (powerCuts > 0) {
             sb.append(", of them inside operations: ").append(powerCuts);
+        }
+        if (variants > 0) {
+            sb.append(", soak variants: ").append(variants);
         }
         sb.append(", restarts: ").append(restarts).append(", sectors checked: ").append(sectorsChecked);
         if (logChecks > 0) {

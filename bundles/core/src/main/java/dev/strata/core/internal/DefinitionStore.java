@@ -26,4 +26,15 @@ public interface DefinitionStore {
      * definition (which the store logs).
      */
     Optional<DeviceDefinition> load(String key) throws IOException;
+
+    /**
+     * If the definition under {@code key} was made from a file (FileInstall's
+     * {@code deploy/*.cfg}) that no longer exists, deletes it and returns the file's name; else
+     * empty. The manager asks at start, before it builds a device: FileInstall removes the
+     * configuration of a file deleted while it runs, but not of one deleted while Strata was
+     * stopped, which would otherwise come back at every start.
+     */
+    default Optional<String> forgetIfSourceGone(String key) throws IOException {
+        return Optional.empty();
+    }
 }

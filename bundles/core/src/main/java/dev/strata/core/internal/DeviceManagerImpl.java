@@ -163,7 +163,7 @@ public final class DeviceManagerImpl implements DeviceManager {
             // the ones below are still there, rather than waiting at gates for factories that
             // will never return.
             if (!core.reconciler.stopping()) {
-                LOG.info("the framework is stopping: closing every device top-down");
+                LOG.info("the framework or the device manager is stopping: closing every device top-down");
             }
             stop();
             return;
@@ -180,7 +180,9 @@ public final class DeviceManagerImpl implements DeviceManager {
             return false;
         }
         try {
-            return c.getBundle(0).getState() == Bundle.STOPPING;
+            // the framework, or this bundle (bin/strata's SIGTERM lowers the start level below
+            // it; an update of dev.strata.core): either way the manager is going away
+            return c.getBundle(0).getState() == Bundle.STOPPING || c.getBundle().getState() == Bundle.STOPPING;
         } catch (IllegalStateException e) {
             return true;
         }

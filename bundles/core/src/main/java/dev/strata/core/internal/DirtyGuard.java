@@ -1,13 +1,12 @@
 package dev.strata.core.internal;
 
-import java.util.Locale;
-
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.strata.api.CacheTarget;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Target;
+import dev.strata.core.internal.command.Render;
 
 /**
  * Refuses to remove a device, or reload it into a target that cannot adopt its state, while
@@ -43,13 +42,13 @@ final class DirtyGuard {
             return null;
         }
         String cacheDevice = cacheDevice(d, c);
-        String count = dirty < 0 ? "an unknown number of" : String.format(Locale.ROOT, "%,d", dirty);
+        String count = dirty < 0 ? "an unknown number of dirty blocks" : Render.blocks(dirty, "dirty");
         if (!force) {
             throw new InvalidArgumentException(d.name + " holds " + count
-                    + " dirty blocks its backing device does not have; run cache:detach " + d.name
+                    + " its backing device does not have; run cache:detach " + d.name
                     + " first, or add --force to strand them on " + cacheDevice);
         }
-        String note = operation + " " + d.name + " stranded " + count + " dirty blocks on " + cacheDevice
+        String note = operation + " " + d.name + " stranded " + count + " on " + cacheDevice
                 + " (its backing device does not have them)";
         LOG.warn("device {}: {}", d.name, note);
         return note;

@@ -176,9 +176,12 @@ final class Reconciler {
             // Bundle.update() registers the new revision's factory, and the refresh that
             // follows disposes of its class loader while a build may be loading classes
             // lazily. The refreshed factory registers again and the device is rebuilt then.
-            d.lastError = "the '" + def.type() + "' bundle was refreshed during the build: " + e;
+            // not an error the user must act on, and no class name in dev:list: WHY says it all;
+            // the log keeps the linkage error
+            d.lastError = null;
             d.waitingFor = "target type '" + def.type() + "' (its bundle is being refreshed)";
-            LOG.warn("device {}: {}; waiting for the refreshed factory", d.name, d.lastError);
+            LOG.warn("device {}: the '{}' bundle was refreshed during the build ({}); waiting for the refreshed factory",
+                    d.name, def.type(), e.toString());
         }
         return false;
     }

@@ -97,6 +97,16 @@ final class StoreSync {
         if (def.stagedFor() != null) {
             return; // an attach's uncommitted half: applied by the attach itself, or resolved at start
         }
+        if (core.graph.get(def.name()) == null) {
+            // only for a device not built yet (at start): a running device's file may be in the
+            // middle of being replaced, and FileInstall itself removes one whose file is deleted
+            Optional<String> gone = store.forgetIfSourceGone(key);
+            if (gone.isPresent()) {
+                LOG.warn("device {}: its file {} was deleted while Strata was stopped; its definition is deleted too "
+                        + "and the device is not created (the data on its devices is kept)", def.name(), gone.get());
+                return;
+            }
+        }
         MappedDevice d;
         boolean stamp = false;
         synchronized (core.graph.lock) {

@@ -31,6 +31,14 @@ class DirtyGuardTest extends ManagerFixture {
     }
 
     @Test
+    void oneDirtyBlockIsSingular() throws Exception {
+        cacheStack();
+        m.message("wb0", "dirty", "1", false);
+        assertEquals("wb0 holds 1 dirty block its backing device does not have; "
+                + "run cache:detach wb0 first, or add --force to strand them on cache0", refused(() -> m.remove("wb0"), "dirty"));
+    }
+
+    @Test
     void aCleanCacheIsRemovedAsBefore() throws Exception {
         cacheStack();
         m.remove("wb0");

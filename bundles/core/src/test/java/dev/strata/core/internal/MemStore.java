@@ -65,6 +65,23 @@ public final class MemStore implements DefinitionStore {
         return key;
     }
 
+    /** Keys whose definitions came from files deleted since (see {@link #forgetIfSourceGone}). */
+    private final Map<String, String> goneSources = new LinkedHashMap<>();
+
+    /** Marks the definition under {@code key} as made from {@code file}, which is now deleted. */
+    synchronized void sourceDeleted(String key, String file) {
+        goneSources.put(key, file);
+    }
+
+    @Override
+    public synchronized Optional<String> forgetIfSourceGone(String key) {
+        String file = goneSources.remove(key);
+        if (file != null) {
+            byKey.remove(key);
+        }
+        return Optional.ofNullable(file);
+    }
+
     synchronized void removeKey(String key) {
         byKey.remove(key);
     }

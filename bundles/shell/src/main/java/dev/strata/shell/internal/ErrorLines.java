@@ -20,13 +20,25 @@ final class ErrorLines {
     private static final Pattern COERCE = Pattern.compile("^Cannot coerce ([\\w$]+)\\(.*");
     private static final Pattern NOT_FOUND = Pattern.compile("^Command not found: (\\S+)");
 
+    static final String BARE_REFRESH = "error: refresh needs the bundle: refresh ID ('lb NAME' shows the ID)";
+
     private ErrorLines() {
+    }
+
+    /** {@code refresh} (or {@code felix:refresh}) with no bundle named. */
+    static boolean bareRefresh(String line) {
+        String s = line == null ? "" : line.strip();
+        return s.equals("refresh") || s.equals("felix:refresh");
     }
 
     /** The lines to print for {@code error}, raised by running {@code line}. */
     static List<String> describe(Throwable error, String line, CommandSession session) {
         if (interrupted(error)) {
             return List.of("interrupted");
+        }
+        if (bareRefresh(line)) {
+            // Gogo's refresh without bundles dies of a NullPointerException: say what works
+            return List.of(BARE_REFRESH);
         }
         String message = message(error);
         Matcher coerce = COERCE.matcher(message);

@@ -26,6 +26,8 @@ class ShellPartsTest {
         assertTrue(ErrorLines.interrupted(new InterruptedIOException()));
         assertFalse(ErrorLines.interrupted(new java.net.SocketTimeoutException()));
         assertEquals("dev:create", ErrorLines.firstWord("  dev:create x; echo y"));
+        assertEquals(List.of(ErrorLines.BARE_REFRESH), ErrorLines.describe(new NullPointerException(), " refresh ", null));
+        assertFalse(ErrorLines.bareRefresh("refresh 7"));
     }
 
     @Test

@@ -46,6 +46,11 @@ final class Render {
         return String.format(Locale.ROOT, "%.1f s", us / 1_000_000.0);
     }
 
+    /** {@code 1 block}, {@code 8,192 blocks}. */
+    static String blocks(long n) {
+        return count(n) + (n == 1 ? " block" : " blocks");
+    }
+
     static String percent(long part, long whole) {
         return whole <= 0 ? "0%" : (part * 100 / whole) + "%";
     }
@@ -118,6 +123,9 @@ final class Render {
         return sb.toString();
     }
 
+    /** Tunables whose value is a number of bytes although their name does not say so. */
+    private static final java.util.Set<String> BYTE_TUNABLES = java.util.Set.of("bypass_threshold", "sequential_cutoff");
+
     /** Sizes in IEC units: {@code *_bytes} and {@code size} keys, and block counts with their size. */
     static String value(String key, String value, int blockSize, boolean raw) {
         if (raw) {
@@ -129,7 +137,7 @@ final class Render {
         } catch (NumberFormatException e) {
             return value;
         }
-        if (key.endsWith("_bytes") || key.equals("size") || key.endsWith("block_size")) {
+        if (key.endsWith("_bytes") || key.equals("size") || key.endsWith("block_size") || BYTE_TUNABLES.contains(key)) {
             return size(n);
         }
         if (key.endsWith("_blocks") && blockSize > 0) {
@@ -157,7 +165,7 @@ final class Render {
     /** {@code writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s}. */
     static String progress(String device, long dirty, long writtenBack, double bytesPerSecond) {
         long total = dirty + writtenBack;
-        return "writeback " + device + ": " + count(dirty) + " of " + count(total) + " blocks left ("
+        return "writeback " + device + ": " + count(dirty) + " of " + blocks(total) + " left ("
                 + percent(writtenBack, total) + "), " + size((long) bytesPerSecond) + "/s";
     }
 
@@ -165,14 +173,14 @@ final class Render {
         if (writtenBack == 0) {
             return device + ": clean (nothing to write back)";
         }
-        return device + ": clean; " + count(writtenBack) + " blocks written back in "
+        return device + ": clean; " + blocks(writtenBack) + " written back in "
                 + String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
     }
 
     /** {@code wb0: writeback cancelled: 1,234 of 8,192 blocks written back, 6,958 still dirty}. */
     static String cancelled(String device, String what, long writtenBack, long dirty) {
-        return device + ": " + what + " cancelled: " + count(writtenBack) + " of " + count(writtenBack + dirty)
-                + " blocks written back, " + count(dirty) + " still dirty";
+        return device + ": " + what + " cancelled: " + count(writtenBack) + " of " + blocks(writtenBack + dirty)
+                + " written back, " + count(dirty) + " still dirty";
     }
 
     static String writebackUsage() {
@@ -207,7 +215,7 @@ final class Render {
 
     static String detached(String device, String lower, long writtenBack) {
         return device + ": detached; now linear over " + lower
-                + (writtenBack > 0 ? " (" + count(writtenBack) + " blocks written back)" : "");
+                + (writtenBack > 0 ? " (" + blocks(writtenBack) + " written back)" : "");
     }
 
     static String attached(String device, String type, String cache, String oldType, String lower, String pauseMicros) {

@@ -34,6 +34,10 @@ class RenderTest {
         assertEquals("wb0: writeback cancelled: 1,234 of 8,192 blocks written back, 6,958 still dirty",
                 Render.cancelled("wb0", "writeback", 1234, 6958));
         assertEquals("wb0: clean; 8,192 blocks written back in 3.2 s", Render.clean("wb0", 8192, 3_200_000_000L));
+        assertEquals("wb0: clean; 1 block written back in 0.1 s", Render.clean("wb0", 1, 100_000_000L));
+        assertEquals("writeback wb0: 1 of 1 block left (0%), 4.0 KiB/s", Render.progress("wb0", 1, 0, 4096));
+        assertEquals("wb0: writeback cancelled: 0 of 1 block written back, 1 still dirty",
+                Render.cancelled("wb0", "writeback", 0, 1));
         assertEquals("wb0: clean (nothing to write back)", Render.clean("wb0", 0, 5));
     }
 
@@ -46,6 +50,9 @@ class RenderTest {
         assertEquals("1500", Render.value("dirty_blocks", "1500", 4096, true));
         assertEquals("16.0 MiB", Render.value("io_read_bytes", "16777216", 4096, false));
         assertEquals("70", Render.value("writeback_threshold", "70", 4096, false));
+        assertEquals("1.0 MiB", Render.value("bypass_threshold", "1048576", 4096, false));
+        assertEquals("4.0 MiB", Render.value("sequential_cutoff", "4194304", 4096, false));
+        assertEquals("1048576", Render.value("bypass_threshold", "1048576", 4096, true));
         assertEquals("modulator", Render.value("writeback.controller", "modulator", 4096, false));
         assertEquals("120 µs", Render.micros(120));
         assertEquals("1.5 ms", Render.micros(1500));

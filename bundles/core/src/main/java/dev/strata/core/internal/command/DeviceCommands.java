@@ -31,7 +31,7 @@ public final class DeviceCommands {
     static final String CREATE = "dev:create [--transient] NAME TYPE KEY=VALUE… (see dev:targets)";
     static final String LIST = "dev:list [--bytes]";
     static final String INFO = "dev:info [--bytes] NAME";
-    static final String STATUS = "dev:status NAME";
+    static final String STATUS = "dev:status [--bytes] NAME";
     static final String TABLE = "dev:table [NAME]";
     static final String MESSAGE = "dev:message [--transient] NAME KEY VALUE (or KEY=VALUE)";
     static final String SUSPEND = "dev:suspend NAME";
@@ -84,10 +84,11 @@ public final class DeviceCommands {
         return Render.info(d, definition(d), w.has(BYTES));
     }
 
-    @Descriptor("show a device's counters, its own (state, I/O counts) then its target's: " + STATUS)
-    public String status(@Descriptor("NAME") String... words) throws IOException {
-        Words w = new Words(STATUS, Set.of(), words).atMost(1);
-        return Render.status(manager.status(w.get(0, "the device name")));
+    @Descriptor("show a device's counters, its own (state, I/O counts) then its target's: " + STATUS
+            + " (sizes in bytes with --bytes)")
+    public String status(@Descriptor("[--bytes] NAME") String... words) throws IOException {
+        Words w = new Words(STATUS, Set.of(BYTES), words).atMost(1);
+        return Render.status(manager.status(w.get(0, "the device name")), w.has(BYTES));
     }
 
     @Descriptor("print device definitions as 'name type key=value…', lower devices first: " + TABLE)

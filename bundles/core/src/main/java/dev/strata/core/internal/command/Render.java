@@ -114,7 +114,7 @@ public final class Render {
         rows.add(new String[] {"persisted", d.persistent() ? "yes" : "no (transient: gone after a restart)"});
         rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : bytes ? Long.toString(d.size())
                 : size(d.size()) + " (" + d.size() + " bytes)"});
-        rows.add(new String[] {"block size", Integer.toString(d.blockSize())});
+        rows.add(new String[] {"block size", bytes ? Integer.toString(d.blockSize()) : size(d.blockSize())});
         rows.add(new String[] {"stacked on", d.lower().isEmpty() ? "-" : String.join(", ", d.lower())});
         rows.add(new String[] {"used by", holders(d)});
         if (!def.tunables().isEmpty()) {
@@ -127,9 +127,35 @@ public final class Render {
     }
 
     public static String status(Map<String, String> status) {
+        return status(status, false);
+    }
+
+    /**
+     * {@code dev:status}: one key and value a line; byte-valued keys ({@code size}, {@code *_size},
+     * {@code *_bytes}, {@code offset}, {@code length}, {@code *_offset}, {@code *_length}) in IEC
+     * units like {@code dev:list}, or as the target reported them with {@code bytes}.
+     */
+    public static String status(Map<String, String> status, boolean bytes) {
         List<String[]> rows = new ArrayList<>();
-        status.forEach((k, v) -> rows.add(new String[] {k, v}));
+        status.forEach((k, v) -> rows.add(new String[] {k, bytes ? v : statusValue(k, v)}));
         return keyValues(rows);
+    }
+
+    static String statusValue(String key, String value) {
+        if (!(key.equals("size") || key.endsWith("_size") || key.endsWith("_bytes")
+                || key.equals("offset") || key.equals("length") || key.endsWith("_offset") || key.endsWith("_length"))) {
+            return value;
+        }
+        try {
+            return size(Long.parseLong(value));
+        } catch (NumberFormatException e) {
+            return value; // a target may report "-" or text under a size-like key: show it as it is
+        }
+    }
+
+    /** {@code blocks(1, "dirty")} → {@code 1 dirty block}, {@code 8,192 dirty blocks}: a count for a sentence. */
+    public static String blocks(long n, String adjective) {
+        return String.format(Locale.ROOT, "%,d", n) + (adjective.isEmpty() ? "" : " " + adjective) + (n == 1 ? " block" : " blocks");
     }
 
     private static String keyValues(List<String[]> rows) {

@@ -34,6 +34,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     private final ConfigurationAdmin cm;
     private final DeviceManagerImpl manager;
     private volatile ServiceRegistration<ManagedServiceFactory> registration;
+    /** FileInstall's watched directory (framework property {@code felix.fileinstall.dir}), or null. */
+    private volatile String watchedDir;
 
     public ConfigAdminStore(ConfigurationAdmin cm, DeviceManagerImpl manager) {
         this.cm = cm;
@@ -41,6 +43,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     }
 
     public void register(BundleContext context) {
+        watchedDir = context.getProperty(SourceFile.WATCHED_DIR);
         Hashtable<String, Object> props = new Hashtable<>();
         props.put(Constants.SERVICE_PID, DefinitionCodec.FACTORY_PID);
         props.put(Constants.SERVICE_DESCRIPTION, "Strata mapped device definitions");
@@ -121,6 +124,20 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
             LOG.error("ignoring configuration {}: {}", key, e.getMessage());
             return Optional.empty();
         }
+    }
+
+    @Override
+    public Optional<String> forgetIfSourceGone(String key) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
+        if (cs == null || cs.length == 0 || cs[0].getProperties() == null) {
+            return Optional.empty();
+        }
+        Object source = cs[0].getProperties().get(DefinitionCodec.FILEINSTALL_FILENAME);
+        Optional<String> gone = SourceFile.gone(source == null ? null : source.toString(), watchedDir);
+        if (gone.isPresent()) {
+            cs[0].delete();
+        }
+        return gone;
     }
 
     private Configuration[] find(String name) throws IOException {

@@ -84,7 +84,15 @@ class DeviceCommandsTest {
         assertTrue(info.contains("size        4.0 MiB (4194304 bytes)\n"), info);
         assertTrue(info.contains("stacked on  disk0\n"), info);
         String status = run("dev:status part0");
-        assertTrue(status.matches("(?s)state +active\ntype +linear\n.*\nio_written_bytes  0\n.*"), status);
+        assertTrue(status.matches("(?s)state +active\ntype +linear\nsize +4\\.0 MiB\nblock_size +4\\.0 KiB\n.*"
+                + "\nio_written_bytes +0 B\n.*"), status);
+        assertTrue(status.contains("\noffset  ") && status.matches("(?s).*\noffset +4\\.0 MiB\nlength +4\\.0 MiB\n.*"), status);
+        assertTrue(info.contains("block size  4.0 KiB\n"), info);
+        assertTrue(run("dev:info --bytes part0").contains("block size  4096\n"));
+        String raw = run("dev:status --bytes part0");
+        assertTrue(raw.matches("(?s)state +active\ntype +linear\nsize +4194304\nblock_size +4096\n.*"
+                + "\nio_written_bytes +0\n.*"), raw);
+        assertTrue(error("dev:status a b").endsWith("usage: " + DeviceCommands.STATUS), error("dev:status a b"));
         assertEquals("suspended part0\n", run("dev:suspend part0"));
         assertTrue(run("dev:list").contains("part0  linear  4.0 MiB  suspended"));
         assertEquals("resumed part0\n", run("dev:resume part0"));

@@ -20,7 +20,7 @@ import net.jqwik.api.lifecycle.AfterProperty;
 class MirrorCrashModelTest {
     private final CrashStats stats = new CrashStats();
 
-    @Property(tries = 200)
+    @Property(tries = 300)
     void crashModel(@ForAll("sequences") List<CrashOp> ops) {
         CrashModelRunner.run(new MirrorSubject(), ops, stats);
     }

@@ -19,7 +19,7 @@ import net.jqwik.api.lifecycle.AfterProperty;
 class WritecacheCrashModelTest {
     private final CrashStats stats = new CrashStats();
 
-    @Property(tries = 250)
+    @Property(tries = 300)
     void crashModel(@ForAll("sequences") List<CrashOp> ops) {
         CrashModelRunner.run(WritecacheSubject.roomy(), ops, stats);
     }

@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -35,9 +34,9 @@ import org.osgi.service.feature.ID;
  * <li>{@value #REQUIRES} (mandatory): the ids of the features whose bundles this feature's bundles
  * need to resolve — exactly those, checked in the build by resolving each feature with only the
  * bundles of its closure;</li>
- * <li>{@value #KARAF} (optional): on a platform feature, the Karaf features that stand in for it
- * when the set is turned into a Karaf {@code features.xml} (Karaf brings its own DS, Config Admin,
- * Gogo and logging).</li>
+ * <li>{@value #KARAF} (optional): on a platform feature, the bundles ({@code groupId:artifactId})
+ * of it that a Karaf {@code features.xml} keeps: Karaf brings its own Config Admin, FileInstall,
+ * Gogo and logging, so only the rest is installed there.</li>
  * </ul>
  */
 public final class FeatureSet {
@@ -143,10 +142,20 @@ public final class FeatureSet {
         return feature(name).getBundles().stream().map(FeatureBundle::getID).toList();
     }
 
-    /** The Karaf features that stand in for a platform feature, if it is one. */
-    public Optional<List<String>> karafReplacement(String name) {
+    /** The bundles of {@code name} a Karaf installs: all, or those its {@value #KARAF} extension keeps. */
+    public List<ID> karafBundles(String name) {
         FeatureExtension ext = feature(name).getExtensions().get(KARAF);
-        return ext == null ? Optional.empty() : Optional.of(List.copyOf(ext.getText()));
+        if (ext == null) {
+            return bundles(name);
+        }
+        List<ID> out = new ArrayList<>();
+        for (String ga : ext.getText()) {
+            ID id = bundles(name).stream().filter(b -> (b.getGroupId() + ":" + b.getArtifactId()).equals(ga.trim())).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("feature " + name + ": " + KARAF + " keeps " + ga
+                            + ", which is not one of its bundles"));
+            out.add(id);
+        }
+        return out;
     }
 
     /** The file name Maven's copy-dependencies gives a bundle: {@code artifactId-version.jar}. */

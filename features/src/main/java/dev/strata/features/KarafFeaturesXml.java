@@ -15,8 +15,8 @@ import org.osgi.service.feature.ID;
  * Writes a Karaf {@code features.xml} from the feature descriptors, so both come from one source:
  * one Karaf feature per descriptor with the same name, its bundles as {@code mvn:} URLs, its
  * required features as {@code <feature>} dependencies, its configurations as {@code <config>}
- * (properties; DS converts the strings to the typed values). A platform feature (one with a
- * {@value FeatureSet#KARAF} extension) becomes a feature that only names Karaf's own.
+ * (properties; DS converts the strings to the typed values). Of a platform feature (one with a
+ * {@value FeatureSet#KARAF} extension) only the bundles Karaf does not bring itself are kept.
  */
 public final class KarafFeaturesXml {
 
@@ -45,25 +45,18 @@ public final class KarafFeaturesXml {
             f.getName().ifPresent(n -> b.append(" description=\"").append(esc(n)).append('"'));
             b.append(">\n");
             f.getDescription().ifPresent(d -> b.append("    <details>").append(esc(d)).append("</details>\n"));
-            var karaf = set.karafReplacement(name);
-            if (karaf.isPresent()) {
-                for (String k : karaf.get()) {
-                    b.append("    <feature>").append(esc(k)).append("</feature>\n");
+            for (String r : set.requires(name)) {
+                b.append("    <feature>").append(esc(r)).append("</feature>\n");
+            }
+            for (ID bundle : set.karafBundles(name)) {
+                b.append("    <bundle>").append(esc(mvnUrl(bundle))).append("</bundle>\n");
+            }
+            for (FeatureConfiguration c : f.getConfigurations().values()) {
+                b.append("    <config name=\"").append(esc(configName(c))).append("\">\n");
+                for (Map.Entry<String, Object> e : new TreeMap<>(c.getValues()).entrySet()) {
+                    b.append("      ").append(esc(e.getKey())).append(" = ").append(esc(String.valueOf(e.getValue()))).append('\n');
                 }
-            } else {
-                for (String r : set.requires(name)) {
-                    b.append("    <feature>").append(esc(r)).append("</feature>\n");
-                }
-                for (ID bundle : set.bundles(name)) {
-                    b.append("    <bundle>").append(esc(mvnUrl(bundle))).append("</bundle>\n");
-                }
-                for (FeatureConfiguration c : f.getConfigurations().values()) {
-                    b.append("    <config name=\"").append(esc(configName(c))).append("\">\n");
-                    for (Map.Entry<String, Object> e : new TreeMap<>(c.getValues()).entrySet()) {
-                        b.append("      ").append(esc(e.getKey())).append(" = ").append(esc(String.valueOf(e.getValue()))).append('\n');
-                    }
-                    b.append("    </config>\n");
-                }
+                b.append("    </config>\n");
             }
             b.append("  </feature>\n");
         }

@@ -98,7 +98,7 @@ public final class ControllerBinding implements AutoCloseable {
      */
     public WritebackController.Decision decide(String wanted, Map<String, String> cacheTunables,
             WritebackController.CacheLoad load) {
-        Map<String, String> tunables = merged(settings, cacheTunables);
+        Map<String, String> tunables = mergedNow(cacheTunables);
         WritebackController c = lookup == null ? null : lookup.apply(wanted);
         if (c == null) {
             c = fallback;
@@ -220,6 +220,21 @@ public final class ControllerBinding implements AutoCloseable {
     /** The controller settings, keys without the prefix. */
     public Map<String, String> settings() {
         return settings;
+    }
+
+    // the writeback task's: the last merge, reused while neither side changed (no map per decision)
+    private Map<String, String> mergedSettings = Map.of();
+    private Map<String, String> mergedCache;
+    private Map<String, String> merged;
+
+    private Map<String, String> mergedNow(Map<String, String> cacheTunables) {
+        Map<String, String> now = settings;
+        if (now != mergedSettings || cacheTunables != mergedCache) {
+            merged = merged(now, cacheTunables);
+            mergedSettings = now;
+            mergedCache = cacheTunables;
+        }
+        return merged;
     }
 
     /** The settings under the cache's own tunables (those win: they cannot be set as settings anyway). */

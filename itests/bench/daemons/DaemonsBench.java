@@ -21,7 +21,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -155,13 +154,17 @@ public final class DaemonsBench {
         public Map<String, String> status() { return Map.of("controller", "paused"); }
     };
 
-    /** A controller whose sessions get {@code extra} tunables on top of the cache's. */
-    static WritebackController withTunables(WritebackController c, Map<String, String> extra) {
-        return (cache, tunables) -> {
-            Map<String, String> m = new HashMap<>(tunables);
-            m.putAll(extra);
-            return c.open(cache, m);
-        };
+    /**
+     * Sets pi's and idle's tunables on the cache as a user does ({@code cache:set DEV
+     * writeback.<key>=<value>}): the cache's binding passes them to whichever controller it binds
+     * (each ignores the other's keys).
+     */
+    static void setControllerTunables(Target t) throws IOException {
+        for (Map<String, String> m : List.of(PI_TUNABLES, IDLE_TUNABLES)) {
+            for (Map.Entry<String, String> e : m.entrySet()) {
+                t.message("writeback." + e.getKey(), e.getValue());
+            }
+        }
     }
 
     // ---- one run
@@ -193,6 +196,7 @@ public final class DaemonsBench {
                     .with(dev.strata.cache.writeboost.internal.io.Tunables.CONTROLLER, controller);
             var wb = dev.strata.cache.writeboost.internal.io.WriteboostCache.open(name, backing, cache, true, t,
                     dev.strata.cache.writeboost.internal.io.WriteboostCache.Options.defaults(), lookup);
+            setControllerTunables(wb);
             return new Cache() {
                 public Target target() { return wb; }
                 public void close() throws IOException { wb.close(); }
@@ -204,6 +208,7 @@ public final class DaemonsBench {
                 "low_watermark", "0", "writeback_batch", "4096", "writeback.controller", controller));
         var wc = dev.strata.cache.writecache.internal.recovery.Recovery.open(name, backing, cache, null, 4096, true, t,
                 dev.strata.cache.writecache.internal.io.Options.defaults().withControllers(lookup));
+        setControllerTunables(wc);
         return new Cache() {
             public Target target() { return wc; }
             public void close() throws IOException { wc.close(); }
@@ -234,7 +239,7 @@ public final class DaemonsBench {
         Counting backing = new Counting(spindle);
         FileDevice cacheDev = new FileDevice(cacheFile, p.cacheBytes());
         Map<String, WritebackController> services = Map.of("modulator", new ModulatorController(),
-                "pi", withTunables(new PiController(), PI_TUNABLES), "idle", withTunables(new IdleController(), IDLE_TUNABLES),
+                "pi", new PiController(), "idle", new IdleController(),
                 "unthrottled", UNTHROTTLED);
         boolean[] tail = {false};
         Function<String, WritebackController> lookup = n -> n.equals("paused") ? (tail[0] ? UNTHROTTLED : PAUSED) : services.get(n);

@@ -102,6 +102,19 @@ public class DaemonsHotUpdateIT {
             }
             try {
                 awaitBound("at the start");
+                // pi's own tunable set on each cache (cache:set DEV writeback.p_term_inverse=7): it
+                // must reach the session now and every new session after a stop, an update, a replace
+                for (String c : CACHES) {
+                    manager.message(c, "writeback.p_term_inverse", "7");
+                    try {
+                        manager.message(c, "writeback.writeback_percent", "101");
+                        throw new AssertionError(c + ": writeback.writeback_percent=101 was taken");
+                    } catch (dev.strata.api.InvalidArgumentException e) {
+                        assertTrue(e.getMessage(), e.getMessage().contains("writeback_percent=101 is out of range; allowed 0 to 100"));
+                    }
+                    Await.until(c + " pi session took p_term_inverse=7", 120,
+                            () -> "7".equals(status(c).get("writeback.controller.p_term_inverse")), () -> status(c).toString());
+                }
                 // 1. stop and start
                 long[] sessions = sessions();
                 progress(ops, "before stop");
@@ -203,7 +216,9 @@ public class DaemonsHotUpdateIT {
             Await.until(c + " paced by a new pi session " + when, 120, () -> {
                 Map<String, String> s = status(c);
                 return "pi".equals(s.get("writeback.controller.active")) && "false".equals(s.get("writeback.controller.fallback"))
-                        && Long.parseLong(s.get("writeback.controller.sessions")) > was;
+                        && Long.parseLong(s.get("writeback.controller.sessions")) > was
+                        && "7".equals(s.get("writeback.controller.p_term_inverse")) // the cache's setting, not pi's 40
+                        && "7".equals(s.get("writeback.p_term_inverse"));
             }, () -> status(c).toString());
         }
     }

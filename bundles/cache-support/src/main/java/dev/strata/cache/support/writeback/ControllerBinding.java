@@ -1,5 +1,6 @@
 package dev.strata.cache.support.writeback;
 
+import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -25,6 +26,14 @@ import org.slf4j.LoggerFactory;
  * {@code true} while it stands in for a missing controller, {@code false} when the cache asked
  * for {@code builtin} itself. Each switch is logged once (fell back / bound).
  *
+ * <p>The controller's own tunables are the cache's <em>settings</em> {@code writeback.<key>=<value>}
+ * ({@link #set}): kept here, not in the cache's tunable table, so every cache passes them the same
+ * way. Each reaches the controller as {@code <key>=<value>} with the cache's own controller
+ * tunables ({@code writeback_threshold}), at every open (a rebind after the service went away and
+ * came back opens the new session with them) and by {@code set} on the open session. They are in
+ * {@link #status()} under their {@code writeback.<key>} names, so the device manager persists a
+ * {@code cache:set} of one and re-applies it after a restart.
+ *
  * <p>Called by the cache's writeback task (one thread at a time, as the session contract asks);
  * {@link #status()} may be called from any thread.
  */
@@ -36,6 +45,9 @@ public final class ControllerBinding implements AutoCloseable {
     /** Sessions opened so far: one more each time the cache bound another service (or the built-in). */
     public static final String SESSIONS = "writeback.controller.sessions";
     public static final String SESSION_PREFIX = "writeback.controller.";
+    /** The prefix of a controller setting: {@code writeback.<key>} reaches the controller as {@code <key>}. */
+    public static final String SETTING_PREFIX = "writeback.";
+    private static final java.util.regex.Pattern SETTING_KEY = java.util.regex.Pattern.compile("[a-z0-9_]{1,64}");
 
     private final String cache;
     private final Function<String, WritebackController> lookup;
@@ -54,6 +66,12 @@ public final class ControllerBinding implements AutoCloseable {
     /** The session whose grant the cache is writing back now (wroteBack goes to it, once). */
     private WritebackController.Session lastDecider;
     private long reopened;
+    /** The cache's controller settings (keys without the prefix); replaced whole, read by decide. */
+    private volatile Map<String, String> settings = Map.of();
+    private final Object settingsLock = new Object();
+    /** The controller that last refused to open, and with which tunables. */
+    private WritebackController refused;
+    private Map<String, String> refusedWith = Map.of();
 
     /**
      * @param cache    the cache's name (passed to {@code open})
@@ -78,13 +96,20 @@ public final class ControllerBinding implements AutoCloseable {
      *
      * @param tunables the cache's controller tunables now (keys without the {@code writeback.} prefix)
      */
-    public WritebackController.Decision decide(String wanted, Map<String, String> tunables,
+    public WritebackController.Decision decide(String wanted, Map<String, String> cacheTunables,
             WritebackController.CacheLoad load) {
+        Map<String, String> tunables = mergedNow(cacheTunables);
         WritebackController c = lookup == null ? null : lookup.apply(wanted);
         if (c == null) {
             c = fallback;
         }
         WritebackController.Session s;
+        synchronized (this) {
+            if (c == refused && tunables.equals(refusedWith)) {
+                // it refused these tunables: not asked again (and not logged again) until they change
+                c = fallback;
+            }
+        }
         synchronized (this) {
             wantedName = wanted;
             if (c != bound || session == null) {
@@ -100,6 +125,8 @@ public final class ControllerBinding implements AutoCloseable {
                 boundName = c == fallback ? fallbackName : wanted;
                 s = open(c, tunables);
                 if (s == null) {
+                    refused = c;
+                    refusedWith = Map.copyOf(tunables);
                     c = fallback;
                     boundName = fallbackName;
                     s = open(c, tunables);
@@ -135,6 +162,89 @@ public final class ControllerBinding implements AutoCloseable {
             }
             return d;
         }
+    }
+
+    /** Whether {@code key} names a controller setting ({@code writeback.<key>}, not {@code writeback.controller}). */
+    public static boolean isSetting(String key) {
+        return key != null && key.startsWith(SETTING_PREFIX) && !key.equals("writeback.controller")
+                && !key.startsWith(SESSION_PREFIX);
+    }
+
+    /**
+     * Sets the controller setting {@code key} ({@code writeback.<name>}) to {@code value}. When a
+     * controller named {@code wanted} is installed it checks the value now (a session is opened with
+     * every setting and closed again; sessions hold no more than their own state); otherwise the
+     * value is kept and checked when that controller binds (a refused value then shows in
+     * {@code writeback.controller.error} and the built-in paces). The next decision passes it on.
+     *
+     * @param type           the cache's type, for messages ({@code writeboost}, {@code writecache})
+     * @param wanted         the cache's {@code writeback.controller} now
+     * @param cacheTunables  the cache's own controller tunables (their keys cannot be set here)
+     * @throws InvalidArgumentException a malformed key, a key that is the cache's own tunable, or a
+     *         value the controller refuses (one line; nothing changed)
+     */
+    public void set(String type, String wanted, Map<String, String> cacheTunables, String key, String value) {
+        if (!isSetting(key)) {
+            throw new InvalidArgumentException(type + ": " + key + " is not a controller setting; use writeback.<key>=<value>");
+        }
+        String k = key.substring(SETTING_PREFIX.length());
+        if (!SETTING_KEY.matcher(k).matches()) {
+            throw new InvalidArgumentException(type + ": " + key + " is not a controller setting; after writeback. "
+                    + "use the controller's tunable name (lower-case letters, digits and '_', e.g. writeback.writeback_percent)");
+        }
+        if (cacheTunables.containsKey(k)) {
+            throw new InvalidArgumentException(type + ": " + key + " is the cache's own tunable; use cache:set DEV "
+                    + k + "=" + value);
+        }
+        String v = value == null ? "" : value.trim();
+        if (v.isEmpty()) {
+            throw new InvalidArgumentException(type + ": " + key + " needs a value; see docs/daemons.md for "
+                    + "the controllers' tunables and their ranges");
+        }
+        synchronized (settingsLock) {
+            Map<String, String> next = new LinkedHashMap<>(settings);
+            next.put(k, v);
+            WritebackController c = lookup == null ? null : lookup.apply(wanted);
+            if (c != null) {
+                try {
+                    c.open(cache, merged(next, cacheTunables)).close();
+                } catch (RuntimeException e) {
+                    throw new InvalidArgumentException(type + ": " + key + "=" + value + " refused by controller " + wanted
+                            + ", nothing changed: " + e.getMessage());
+                }
+            }
+            settings = Map.copyOf(next);
+        }
+    }
+
+    /** The controller settings, keys without the prefix. */
+    public Map<String, String> settings() {
+        return settings;
+    }
+
+    // the writeback task's: the last merge, reused while neither side changed (no map per decision)
+    private Map<String, String> mergedSettings = Map.of();
+    private Map<String, String> mergedCache;
+    private Map<String, String> merged;
+
+    private Map<String, String> mergedNow(Map<String, String> cacheTunables) {
+        Map<String, String> now = settings;
+        if (now != mergedSettings || cacheTunables != mergedCache) {
+            merged = merged(now, cacheTunables);
+            mergedSettings = now;
+            mergedCache = cacheTunables;
+        }
+        return merged;
+    }
+
+    /** The settings under the cache's own tunables (those win: they cannot be set as settings anyway). */
+    private static Map<String, String> merged(Map<String, String> settings, Map<String, String> cacheTunables) {
+        if (settings.isEmpty()) {
+            return cacheTunables;
+        }
+        Map<String, String> m = new LinkedHashMap<>(settings);
+        m.putAll(cacheTunables);
+        return m;
     }
 
     /**
@@ -237,6 +347,9 @@ public final class ControllerBinding implements AutoCloseable {
         m.put(ACTIVE, active());
         m.put(FALLBACK, Boolean.toString(usingFallback()));
         m.put(SESSIONS, Long.toString(reopened));
+        for (Map.Entry<String, String> e : new java.util.TreeMap<>(settings).entrySet()) {
+            m.put(SETTING_PREFIX + e.getKey(), e.getValue());
+        }
         if (session != null) {
             try {
                 for (Map.Entry<String, String> e : session.status().entrySet()) {

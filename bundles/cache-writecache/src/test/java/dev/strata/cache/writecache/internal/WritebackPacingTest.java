@@ -188,4 +188,81 @@ class WritebackPacingTest {
             assertEquals(200, loads.get(loads.size() - 1).idleMillis(), "idle since the last write, not since the start");
         }
     }
+
+    /** Grants {@code grant} blocks (a setting, 1 to 100, default 1) at the first decision of each session. */
+    static final class Granting implements WritebackController {
+        final List<Map<String, String>> opened = new ArrayList<>();
+
+        static int parse(String v) {
+            int n = v.matches("[0-9]{1,3}") ? Integer.parseInt(v) : -1;
+            if (n < 1 || n > 100) {
+                throw new dev.strata.api.InvalidArgumentException("granting: grant=" + v + " is out of range; allowed 1 to 100");
+            }
+            return n;
+        }
+
+        @Override
+        public Session open(String cache, Map<String, String> tunables) {
+            opened.add(Map.copyOf(tunables));
+            int first = parse(tunables.getOrDefault("grant", "1"));
+            return new Session() {
+                int grant = first;
+                int decisions;
+
+                @Override
+                public Decision decide(CacheLoad load) {
+                    return decisions++ == 0 ? new Decision(grant, 0, -1) : Decision.waitFor(1_000_000_000L);
+                }
+
+                @Override
+                public boolean set(String key, String value) {
+                    if (!key.equals("grant")) {
+                        return false;
+                    }
+                    grant = parse(value);
+                    decisions = 0;
+                    return true;
+                }
+
+                @Override
+                public Map<String, String> status() {
+                    return Map.of("grant", Integer.toString(grant));
+                }
+            };
+        }
+    }
+
+    @Test
+    void aControllerSettingReachesTheSessionChangesItsDecisionAndSurvivesARebind() throws IOException {
+        Granting g = new Granting();
+        factory.addController(g, props("granting"));
+        try (WritecacheTarget t = open("writeback.controller=granting high_watermark=10 low_watermark=0 pause_writeback=0")) {
+            writeBlocks(t, 0, 8);
+            t.backgroundOnce();
+            assertEquals(7, t.cachedBlocks(), "the default grant: one block");
+            t.message("writeback.grant", "2");
+            assertEquals("2", t.status().get("writeback.grant"), "a setting the device manager persists and --all shows");
+            t.backgroundOnce();
+            assertEquals(5, t.cachedBlocks(), "the open session got grant=2 and granted 2 blocks");
+            assertEquals("2", t.status().get("writeback.controller.grant"));
+
+            dev.strata.api.InvalidArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    dev.strata.api.InvalidArgumentException.class, () -> t.message("writeback.grant", "0"));
+            assertEquals("writecache: writeback.grant=0 refused by controller granting, nothing changed: "
+                    + "granting: grant=0 is out of range; allowed 1 to 100", e.getMessage());
+            assertEquals("2", t.status().get("writeback.grant"));
+
+            clock.advance(1, TimeUnit.SECONDS); // the session asked to wait a second
+            factory.removeController(g, props("granting"));
+            t.backgroundOnce(); // the built-in writes the rest back
+            assertEquals(0, t.cachedBlocks());
+            Granting updated = new Granting();
+            factory.addController(updated, props("granting"));
+            writeBlocks(t, 100, 8);
+            t.backgroundOnce();
+            assertEquals(6, t.cachedBlocks(), "the new session opened with grant=2");
+            assertEquals("2", updated.opened.get(0).get("grant"));
+            assertEquals("70", updated.opened.get(0).get("writeback_threshold"));
+        }
+    }
 }

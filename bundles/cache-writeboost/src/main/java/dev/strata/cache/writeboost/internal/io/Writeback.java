@@ -35,6 +35,23 @@ final class Writeback {
 
     final ControllerBinding controller;
 
+    /**
+     * A {@code cache:set} of {@code writeback.<key>}: the controller's own tunable, checked and kept
+     * by the binding and passed on at the next decision (docs/daemons.md); the writeback task is
+     * woken so a waiting cache sees it now.
+     */
+    void setControllerSetting(String key, String value) {
+        Tunables t = log.tunables();
+        controller.set("writeboost", t.controller(),
+                Map.of(Tunables.WRITEBACK_THRESHOLD, Integer.toString(t.writebackThreshold())), key, value);
+        log.lock.lock();
+        try {
+            log.signal();
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------------------------------
     // writeback
 

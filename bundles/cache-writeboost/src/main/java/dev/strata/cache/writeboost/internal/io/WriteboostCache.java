@@ -4,6 +4,7 @@ import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheMode;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.support.writeback.ControllerBinding;
 import dev.strata.api.Target;
 import dev.strata.api.WritebackController;
 import dev.strata.cache.support.daemon.Daemon;
@@ -423,6 +424,10 @@ public final class WriteboostCache implements CacheTarget {
                 invalidateAll();
                 return;
             default:
+                if (ControllerBinding.isSetting(key)) {
+                    parts.writeback.setControllerSetting(key, value);
+                    return;
+                }
                 log.tunableCell.update(t -> t.with(key, value));
                 log.lock.lock();
                 try {

@@ -53,6 +53,8 @@ final class Background {
      * is not asked again on every write.
      */
     private volatile long notBefore;
+    /** Whether notBefore is the controller's ask-again time (a setting change ends that wait), not a pause. */
+    private volatile boolean controllerWait;
 
     Background(String name, CacheState state, Committer committer, Writeback writeback, Stats stats,
             Supplier<Tunables> tunables, BooleanSupplier closed, Clock clock,
@@ -105,6 +107,18 @@ final class Background {
         }
     }
 
+    /**
+     * A controller setting changed: the session decides again at the next round, not at the time
+     * it asked for under its old settings (a higher rate is seen at once); a pause still holds.
+     */
+    void controllerSettingChanged() {
+        if (controllerWait) {
+            controllerWait = false;
+            notBefore = clock.nanoTime();
+        }
+        maybeWake();
+    }
+
     private boolean needed() {
         Tunables t = tunables.get();
         synchronized (state) {
@@ -149,6 +163,7 @@ final class Background {
             boolean hold = stats.aroundWithin(t.pauseWriteback());
             paused = hold;
             if (hold) {
+                controllerWait = false;
                 notBefore = stats.pauseEnd(t.pauseWriteback());
                 return false;
             }
@@ -202,6 +217,7 @@ final class Background {
                         (int) sample[0], 0, sample[1], sample[2], t.writebackBatch()));
         if (d.blocks() <= 0) {
             long again = d.askAgainNanos() > 0 ? d.askAgainNanos() : IDLE_MILLIS * 1_000_000L;
+            controllerWait = true;
             notBefore = clock.nanoTime() + again;
         }
         return d.blocks();

@@ -5,6 +5,7 @@ import dev.strata.api.CacheMode;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.support.writeback.ControllerBinding;
 import dev.strata.api.Requests;
 import dev.strata.cache.writecache.internal.format.Superblock;
 import java.io.IOException;
@@ -339,9 +340,16 @@ public final class WritecacheTarget implements CacheTarget {
             case "commit" -> committer.commit();
             case "mode" -> setMode(CacheMode.parse(value));
             default -> {
+                if (ControllerBinding.isSetting(key)) {
+                    // the controller's own tunable: kept and passed on by the binding (docs/daemons.md)
+                    Tunables t = tunables;
+                    background.binding().set("writecache", t.controller(), t.controllerTunables(), key, value);
+                    background.controllerSettingChanged();
+                    return;
+                }
                 if (!Tunables.KEYS.contains(key)) {
                     throw new InvalidArgumentException("writecache: no tunable or action '" + key + "'; tunables: "
-                            + String.join(", ", Tunables.KEYS) + "; actions: flush, commit, mode");
+                            + String.join(", ", Tunables.KEYS) + ", writeback.<controller tunable>; actions: flush, commit, mode");
                 }
                 Tunables t = tunables.with(key, value);
                 tunables = t;

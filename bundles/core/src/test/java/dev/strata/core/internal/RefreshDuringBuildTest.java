@@ -39,6 +39,10 @@ class RefreshDuringBuildTest extends ManagerFixture {
         m.addFactory(TestTargets.entry(new RefreshedFactory(), "gone"));
         String key = store.putExternal(new DeviceDefinition("g0", "gone", args()));
         m.definitionChanged(key).get(30, TimeUnit.SECONDS);
+        // the build runs on the manager's own thread after the definition is applied: wait for
+        // its outcome (before it, the device waits for the type as any unbuilt device does)
+        GateTest.await(() -> m.info("g0").map(i -> String.valueOf(i.waitingFor()).contains("refreshed")).orElse(false),
+                "the failed build's reason");
         DeviceInfo d = m.info("g0").orElseThrow();
         String why = d.waitingFor() + " / " + m.status("g0").get("last_error");
         assertEquals("waiting for target type 'gone' (its bundle is being refreshed) / null", why);

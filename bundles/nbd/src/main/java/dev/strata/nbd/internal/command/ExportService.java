@@ -96,12 +96,25 @@ public final class ExportService implements AutoCloseable {
      *
      * @throws InvalidArgumentException also for unusable credentials
      */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, "", "");
+    }
+
+    /**
+     * As above; a non-empty {@code unix} exports on that Unix socket path instead of TCP
+     * ({@code unixMode}: the socket file's octal mode, empty for the umask's).
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode)
+            throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
+        if (explicit && unix != null && !unix.isBlank()) {
+            throw new InvalidArgumentException("nbd:export: --bind and --unix exclude each other; give one of them");
+        }
         ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
-                verifyPeer, allow);
-        InetAddress address = resolve(spec.bind());
+                verifyPeer, allow, unix, unixMode);
+        InetAddress address = spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
                     + " is not a loopback address; give --bind " + spec.bind() + " explicitly to export to the network");
@@ -122,7 +135,7 @@ public final class ExportService implements AutoCloseable {
             throw new IOException("nbd:export: cannot store the export: " + ex.getMessage(), ex);
         }
         byName.put(spec.name(), e);
-        LOG.info("exported device '{}' as '{}' on {}:{}{}{}", spec.device(), spec.name(), spec.bind(), e.export.port(),
+        LOG.info("exported device '{}' as '{}' on {}{}{}", spec.device(), spec.name(), where(e),
                 spec.readOnly() ? " (read-only)" : "", spec.tls() == TlsMode.OFF ? "" : " (TLS " + spec.tls().text() + ")");
         warnIfOpen(spec, address);
         return e.export;
@@ -190,7 +203,8 @@ public final class ExportService implements AutoCloseable {
             Map<String, String> m = new LinkedHashMap<>();
             m.put("name", e.spec.name());
             m.put("device", e.spec.device());
-            m.put("address", e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
+            m.put("address", e.spec.isUnix() ? "unix:" + e.spec.unix()
+                    : e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
             m.put("readonly", Boolean.toString(e.spec.readOnly()));
             m.put("tls", e.spec.tls().text());
             m.put("state", e.export != null ? "serving" : "waiting: " + e.problem);
@@ -202,6 +216,10 @@ public final class ExportService implements AutoCloseable {
             out.add(m);
         }
         return out;
+    }
+
+    private static String where(Entry e) {
+        return e.spec.isUnix() ? "unix:" + e.export.unixPath() : e.spec.bind() + ":" + e.export.port();
     }
 
     private void retryWaiting() {
@@ -220,12 +238,11 @@ public final class ExportService implements AutoCloseable {
                 e.problem = "device '" + e.spec.device() + "' does not exist yet";
                 return;
             }
-            InetAddress address = resolve(e.spec.bind());
+            InetAddress address = e.spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(e.spec.bind());
             start(e, address);
             e.problem = "";
             warnIfOpen(e.spec, address);
-            LOG.info("exported device '{}' as '{}' on {}:{}", e.spec.device(), e.spec.name(), e.spec.bind(),
-                    e.export.port());
+            LOG.info("exported device '{}' as '{}' on {}", e.spec.device(), e.spec.name(), where(e));
         } catch (IOException | RuntimeException ex) {
             String p = ex.getMessage();
             if (!Objects.equals(p, e.problem)) {
@@ -259,8 +276,11 @@ public final class ExportService implements AutoCloseable {
                         new ClientAllowList(e.spec.allowList()));
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
-            e.export = server.addExport(e.spec.name(), "device " + e.spec.device(), h,
-                    new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls);
+            e.export = e.spec.isUnix()
+                    ? server.addUnixExport(e.spec.name(), "device " + e.spec.device(), h, Path.of(e.spec.unix()),
+                            e.spec.unixMode(), e.spec.readOnly())
+                    : server.addExport(e.spec.name(), "device " + e.spec.device(), h,
+                            new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls);
             e.handle = h;
         } catch (IOException | RuntimeException ex) {
             h.close();

@@ -11,10 +11,11 @@ import java.util.Map;
  * One export's settings, as given to {@code nbd:export} or stored in a configuration with
  * factory PID {@value #FACTORY_PID} (properties {@code device}, {@code name}, {@code bind},
  * {@code port}, {@code readonly}, {@code tls} = off|on|require, {@code tls-creds} = a directory,
- * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;}).
+ * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;},
+ * {@code unix} = a socket file path instead of TCP, {@code unix-mode} = its octal file mode).
  */
 public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
-        String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
+        String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
@@ -22,6 +23,17 @@ public record ExportSpec(String device, String name, String bind, int port, bool
     /** A plaintext export. */
     public ExportSpec(String device, String name, String bind, int port, boolean readOnly) {
         this(device, name, bind, port, readOnly, TlsMode.OFF, "", false, "");
+    }
+
+    /** A TCP export. */
+    public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
+        this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, "", "");
+    }
+
+    /** True for an export on a Unix-domain socket ({@link #unix} is its path). */
+    public boolean isUnix() {
+        return !unix.isEmpty();
     }
 
     /** The client subjects in {@link #tlsAllow}. */
@@ -62,6 +74,20 @@ public record ExportSpec(String device, String name, String bind, int port, bool
             throw new InvalidArgumentException("nbd export: --tls-creds is given but TLS is off; add --tls=require"
                     + " (or --tls=on to allow plaintext clients too)");
         }
+        unix = unix == null ? "" : unix.trim();
+        unixMode = unixMode == null ? "" : unixMode.trim();
+        if (!unix.isEmpty() && tls != TlsMode.OFF) {
+            // the socket file's mode says who may connect; JSSE needs a TCP socket to layer on
+            throw new InvalidArgumentException("nbd export: --tls is not supported on a --unix socket; use the socket's"
+                    + " --unix-mode to say who may connect, or export over TCP for TLS");
+        }
+        if (unix.isEmpty() && !unixMode.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: --unix-mode needs --unix PATH");
+        }
+        if (!unixMode.isEmpty() && !unixMode.matches("0?[0-7]{3}")) {
+            throw new InvalidArgumentException("nbd export: --unix-mode " + unixMode
+                    + " is not a file mode; use octal digits such as 0660");
+        }
     }
 
     /** Reads a stored configuration (values may be strings, as FileInstall writes them). */
@@ -86,7 +112,11 @@ public record ExportSpec(String device, String name, String bind, int port, bool
                 bind == null ? null : bind.toString(), p, readOnly, TlsMode.parse(tls == null ? null : tls.toString()),
                 creds == null ? null : creds.toString(),
                 verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
-                allow == null ? null : allow.toString());
+                allow == null ? null : allow.toString(), str(props.get("unix")), str(props.get("unix-mode")));
+    }
+
+    private static String str(Object o) {
+        return o == null ? null : o.toString();
     }
 
     public Dictionary<String, Object> toProperties() {
@@ -100,6 +130,8 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("tls-creds", tlsCreds);
         t.put("tls-verify-peer", tlsVerifyPeer);
         t.put("tls-allow", tlsAllow);
+        t.put("unix", unix);
+        t.put("unix-mode", unixMode);
         return t;
     }
 
@@ -114,6 +146,8 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("tls-creds", tlsCreds);
         m.put("tls-verify-peer", Boolean.toString(tlsVerifyPeer));
         m.put("tls-allow", tlsAllow);
+        m.put("unix", unix);
+        m.put("unix-mode", unixMode);
         return m;
     }
 }

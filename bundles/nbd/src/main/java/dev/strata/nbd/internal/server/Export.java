@@ -3,6 +3,9 @@ package dev.strata.nbd.internal.server;
 import dev.strata.api.BlockDevice;
 import dev.strata.nbd.internal.exec.IoCounters;
 import dev.strata.nbd.internal.session.ExportView;
+import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -75,12 +78,18 @@ public final class Export implements ExportView {
 
     public String bindAddress() {
         Listener l = listener;
-        return l == null ? "" : l.address().getAddress().getHostAddress();
+        return l == null ? "" : l.address() instanceof InetSocketAddress i ? i.getAddress().getHostAddress() : "";
     }
 
-    /** The listener's port (the real one when 0 was asked for). */
+    /** The listener's port (the real one when 0 was asked for); 0 for a Unix socket. */
     public int port() {
         Listener l = listener;
-        return l == null ? 0 : l.address().getPort();
+        return l != null && l.address() instanceof InetSocketAddress i ? i.getPort() : 0;
+    }
+
+    /** The socket file for a Unix-socket export, else null. */
+    public Path unixPath() {
+        Listener l = listener;
+        return l != null && l.address() instanceof UnixDomainSocketAddress u ? u.getPath() : null;
     }
 }

@@ -4,6 +4,7 @@ import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
+import dev.strata.nbd.internal.server.ExportLimits;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.ClientAllowList;
@@ -101,19 +102,28 @@ public final class ExportService implements AutoCloseable {
         return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, "", "");
     }
 
-    /**
-     * As above; a non-empty {@code unix} exports on that Unix socket path instead of TCP
-     * ({@code unixMode}: the socket file's octal mode, empty for the umask's).
-     */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+    /** As below, without limits. */
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode)
             throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, unix, unixMode, 0, 0);
+    }
+
+    /**
+     * As above; a non-empty {@code unix} exports on that Unix socket path instead of TCP
+     * ({@code unixMode}: the socket file's octal mode, empty for the umask's);
+     * {@code maxConnections} clients at once (0: any number), connections idle for
+     * {@code idleTimeoutMillis} dropped (0: never).
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
+            int maxConnections, long idleTimeoutMillis) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
         if (explicit && unix != null && !unix.isBlank()) {
             throw new InvalidArgumentException("nbd:export: --bind and --unix exclude each other; give one of them");
         }
         ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
-                verifyPeer, allow, unix, unixMode);
+                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis);
         InetAddress address = spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
@@ -274,13 +284,14 @@ public final class ExportService implements AutoCloseable {
         TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
                 : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
                         new ClientAllowList(e.spec.allowList()));
+        ExportLimits limits = new ExportLimits(e.spec.maxConnections(), e.spec.idleTimeoutMillis());
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
             e.export = e.spec.isUnix()
                     ? server.addUnixExport(e.spec.name(), "device " + e.spec.device(), h, Path.of(e.spec.unix()),
-                            e.spec.unixMode(), e.spec.readOnly())
+                            e.spec.unixMode(), e.spec.readOnly(), limits)
                     : server.addExport(e.spec.name(), "device " + e.spec.device(), h,
-                            new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls);
+                            new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls, limits);
             e.handle = h;
         } catch (IOException | RuntimeException ex) {
             h.close();

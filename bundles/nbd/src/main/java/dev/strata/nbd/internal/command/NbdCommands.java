@@ -39,10 +39,14 @@ public class NbdCommands {
             @Parameter(names = "--unix", absentValue = "") String unix,
             @Descriptor("the Unix socket file's mode, octal (e.g. 0660); default: as the umask says")
             @Parameter(names = "--unix-mode", absentValue = "") String unixMode,
+            @Descriptor("clients served at once; the next one is refused (default 0: no limit)")
+            @Parameter(names = "--max-connections", absentValue = "0") int maxConnections,
+            @Descriptor("drop a connection that sends no request for this long, e.g. 10m (default 0: never)")
+            @Parameter(names = "--idle-timeout", absentValue = "0") String idleTimeout,
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
         Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
-                unixMode);
+                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout));
         if (e.unixPath() != null) {
             return "exported " + device + " as nbd+unix:///" + e.name() + "?socket=" + e.unixPath()
                     + (readOnly ? " (read-only)" : "");

@@ -8,6 +8,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** One export: a name on a listener, the device behind it and its counters. */
 public final class Export implements ExportView {
@@ -19,12 +20,39 @@ public final class Export implements ExportView {
     final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     final Object rmwLock = new Object();
     volatile Listener listener;
+    final ExportLimits limits;
+    /** Connections admitted at GO/EXPORT_NAME and not yet gone (what max-connections counts). */
+    private final AtomicInteger admitted = new AtomicInteger();
 
-    Export(String name, String description, BlockDevice device, boolean readOnly) {
+    Export(String name, String description, BlockDevice device, boolean readOnly, ExportLimits limits) {
         this.name = name;
         this.description = description;
         this.device = device;
         this.readOnly = readOnly;
+        this.limits = limits;
+    }
+
+    @Override
+    public String tryAdmit() {
+        int max = limits.maxConnections();
+        while (true) {
+            int n = admitted.get();
+            if (max > 0 && n >= max) {
+                return "export '" + name + "' already serves its maximum of " + max + " connections; try again later";
+            }
+            if (admitted.compareAndSet(n, n + 1)) {
+                return null;
+            }
+        }
+    }
+
+    @Override
+    public void releaseConnection() {
+        admitted.decrementAndGet();
+    }
+
+    public ExportLimits limits() {
+        return limits;
     }
 
     @Override

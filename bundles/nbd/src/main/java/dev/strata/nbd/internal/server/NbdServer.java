@@ -75,8 +75,14 @@ public final class NbdServer implements Closeable {
      *
      * @throws InvalidArgumentException also when the listener serves exports with another TLS setting
      */
-    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+    public Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
             boolean readOnly, TlsConfig tls) throws IOException {
+        return addExport(name, description, device, bind, readOnly, tls, ExportLimits.NONE);
+    }
+
+    /** As above, with connection limits. */
+    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+            boolean readOnly, TlsConfig tls, ExportLimits limits) throws IOException {
         checkName(name);
         String key = Listener.key(bind);
         Listener l = bind.getPort() == 0 ? null : listeners.get(key);
@@ -93,7 +99,7 @@ public final class NbdServer implements Closeable {
             }
             listeners.put(Listener.key(l.address()), l);
         }
-        return attach(name, description, device, readOnly, l);
+        return attach(name, description, device, readOnly, l, limits);
     }
 
     /**
@@ -104,7 +110,7 @@ public final class NbdServer implements Closeable {
      * @throws InvalidArgumentException name taken, directory missing, path in use; nothing is started
      */
     public synchronized Export addUnixExport(String name, String description, BlockDevice device, Path path,
-            String mode, boolean readOnly) throws IOException {
+            String mode, boolean readOnly, ExportLimits limits) throws IOException {
         checkName(name);
         Set<PosixFilePermission> perms = UnixSocketFile.parseMode(mode);
         Path abs = path.toAbsolutePath().normalize();
@@ -113,7 +119,7 @@ public final class NbdServer implements Closeable {
             l = new Listener(abs, perms, this, TlsConfig.OFF);
             listeners.put(Listener.key(l.address()), l);
         }
-        return attach(name, description, device, readOnly, l);
+        return attach(name, description, device, readOnly, l, limits);
     }
 
     private void checkName(String name) {
@@ -125,8 +131,9 @@ public final class NbdServer implements Closeable {
         }
     }
 
-    private Export attach(String name, String description, BlockDevice device, boolean readOnly, Listener l) {
-        Export e = new Export(name, description, device, readOnly);
+    private Export attach(String name, String description, BlockDevice device, boolean readOnly, Listener l,
+            ExportLimits limits) {
+        Export e = new Export(name, description, device, readOnly, limits);
         e.listener = l;
         l.exports.put(name, e);
         exports.put(name, e);

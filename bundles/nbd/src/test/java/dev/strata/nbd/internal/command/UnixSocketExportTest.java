@@ -95,6 +95,10 @@ class UnixSocketExportTest {
         service.unexport("d");
         assertFalse(Files.exists(sock), "the socket file is removed on unexport");
         assertTrue(devices.holders.isEmpty());
+        exportUnix(sock, "");
+        assertTrue(Files.exists(sock));
+        service.close();
+        assertFalse(Files.exists(sock), "and when the service stops");
     }
 
     @Test
@@ -182,8 +186,15 @@ class UnixSocketExportTest {
     @Test
     void aStoredUnixExportRoundTrips() {
         ExportSpec s = new ExportSpec("disk0", "d", "127.0.0.1", 10809, false, TlsMode.OFF, "", false, "",
-                "/run/strata/nbd.sock", "0660");
+                "/run/strata/nbd.sock", "0660", 4, 300_000);
         assertEquals(s, ExportSpec.fromProperties(s.toProperties()));
+        java.util.Hashtable<String, Object> p = new java.util.Hashtable<>();
+        p.put("device", "disk0");
+        p.put("max-connections", "8");
+        p.put("idle-timeout", "5m");
+        ExportSpec f = ExportSpec.fromProperties(p);
+        assertEquals(8, f.maxConnections());
+        assertEquals(300_000, f.idleTimeoutMillis());
     }
 
     private static void assertOneLine(Exception e) {

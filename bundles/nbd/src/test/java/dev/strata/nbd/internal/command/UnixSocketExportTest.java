@@ -197,6 +197,22 @@ class UnixSocketExportTest {
         assertEquals(300_000, f.idleTimeoutMillis());
     }
 
+    @Test
+    void badLimitsChangeNothing() {
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "d",
+                null, 10809, false, TlsMode.OFF, "", false, "", "", "", -1, 0));
+        assertTrue(e.getMessage().contains("--max-connections -1 is out of range"), e.getMessage());
+        assertOneLine(e);
+        e = assertThrows(InvalidArgumentException.class, () -> ExportSpec.duration("--idle-timeout", "soon"));
+        assertTrue(e.getMessage().contains("--idle-timeout soon is not a duration"), e.getMessage());
+        assertOneLine(e);
+        assertEquals(600_000, ExportSpec.duration("--idle-timeout", "10m"));
+        assertEquals(0, ExportSpec.duration("--idle-timeout", "0"));
+        assertTrue(stored.isEmpty());
+        assertTrue(server.exports().isEmpty());
+        assertTrue(devices.holders.isEmpty());
+    }
+
     private static void assertOneLine(Exception e) {
         assertFalse(e.getMessage().contains("\n"), e.getMessage());
         assertFalse(e.getMessage().contains("Exception"), e.getMessage());

@@ -34,6 +34,8 @@ final class Listener implements ExportCatalog {
     private final SocketAddress address;
     /** The socket file to remove on close; null for TCP. */
     private final Path unixPath;
+    /** The socket file's identity when bound, so close never removes a file that replaced it. */
+    private final Object unixKey;
     private final NbdServer owner;
     /** TLS for every export here (STARTTLS comes before the client picks an export). */
     final TlsConfig tls;
@@ -46,6 +48,7 @@ final class Listener implements ExportCatalog {
         this.owner = owner;
         this.tls = tls;
         this.unixPath = null;
+        this.unixKey = null;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -64,6 +67,7 @@ final class Listener implements ExportCatalog {
         this.tls = tls;
         this.unixPath = path;
         this.server = UnixSocketFile.bind(path, mode, 128);
+        this.unixKey = UnixSocketFile.fileKey(path);
         this.address = UnixDomainSocketAddress.of(path);
         this.acceptor = startAcceptor();
     }
@@ -147,7 +151,7 @@ final class Listener implements ExportCatalog {
             LOG.debug("close {}: {}", address, e.toString());
         }
         if (unixPath != null) {
-            UnixSocketFile.remove(unixPath);
+            UnixSocketFile.remove(unixPath, unixKey);
         }
         for (Connection c : connections) {
             c.close();

@@ -95,10 +95,22 @@ final class UnixSocketFile {
         return server;
     }
 
-    /** Removes the socket file, if it is still a socket (someone may have replaced it meanwhile). */
-    static void remove(Path path) {
+    /** The identity (device and inode) of the file at {@code path}, or null if unknown. */
+    static Object fileKey(Path path) {
         try {
-            if (isSocket(path)) {
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Removes the socket file if it is still the one bound ({@code key} from {@link #fileKey}):
+     * another server may have replaced it meanwhile, and its socket is not ours to delete.
+     */
+    static void remove(Path path, Object key) {
+        try {
+            if (isSocket(path) && (key == null || key.equals(fileKey(path)))) {
                 Files.delete(path);
             }
         } catch (IOException e) {

@@ -155,6 +155,21 @@ class UnixSocketExportTest {
     }
 
     @Test
+    void unexportLeavesASocketThatReplacedOursAlone() throws Exception {
+        Path sock = tmp.resolve("r.sock");
+        exportUnix(sock, "");
+        Files.delete(sock);
+        try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            other.bind(UnixDomainSocketAddress.of(sock));
+            service.unexport("d");
+            assertTrue(Files.exists(sock), "another server's socket at the same path is not ours to remove");
+            try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(sock))) {
+                assertTrue(c.isConnected());
+            }
+        }
+    }
+
+    @Test
     void badPathsChangeNothing() throws Exception {
         Path file = tmp.resolve("data.img");
         Files.writeString(file, "precious");

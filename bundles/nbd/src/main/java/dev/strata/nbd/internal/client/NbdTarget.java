@@ -10,6 +10,8 @@ import dev.strata.nbd.internal.protocol.Nbd;
 import dev.strata.nbd.internal.session.ClientHandshake;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -83,12 +85,17 @@ public final class NbdTarget implements Target {
     }
 
     private NbdConnection connect(int index, long connectTimeoutMillis) throws IOException {
-        SocketChannel ch = SocketChannel.open();
+        SocketChannel ch = uri.isUnix() ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
         try {
-            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-            ch.socket().connect(new InetSocketAddress(uri.host(), uri.port()),
-                    (int) Math.max(1, Math.min(connectTimeoutMillis, Integer.MAX_VALUE)));
+            if (uri.isUnix()) {
+                // a local connect either succeeds or fails at once: no timeout needed
+                ch.connect(UnixDomainSocketAddress.of(uri.socket()));
+            } else {
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                ch.socket().connect(new InetSocketAddress(uri.host(), uri.port()),
+                        (int) Math.max(1, Math.min(connectTimeoutMillis, Integer.MAX_VALUE)));
+            }
             ClientHandshake.Result r = new ClientHandshake(ch).run(uri.export());
             return new NbdConnection(ch, r, "nbd-client-" + device + "-" + index);
         } catch (IOException | RuntimeException e) {

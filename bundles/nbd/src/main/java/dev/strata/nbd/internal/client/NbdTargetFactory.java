@@ -19,7 +19,7 @@ public class NbdTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "nbd uri=nbd://host[:port]/export [timeout=30s] [connections=1]";
+        return "nbd uri=nbd://host[:port]/export|nbd+unix:///export?socket=PATH [timeout=30s] [connections=1]";
     }
 
     @Override

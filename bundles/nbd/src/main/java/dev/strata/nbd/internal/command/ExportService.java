@@ -4,6 +4,7 @@ import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
+import dev.strata.nbd.internal.server.ExportLimits;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.ClientAllowList;
@@ -96,12 +97,34 @@ public final class ExportService implements AutoCloseable {
      *
      * @throws InvalidArgumentException also for unusable credentials
      */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, "", "");
+    }
+
+    /** As below, without limits. */
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode)
+            throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, unix, unixMode, 0, 0);
+    }
+
+    /**
+     * As above; a non-empty {@code unix} exports on that Unix socket path instead of TCP
+     * ({@code unixMode}: the socket file's octal mode, empty for the umask's);
+     * {@code maxConnections} clients at once (0: any number), connections idle for
+     * {@code idleTimeoutMillis} dropped (0: never).
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
+            int maxConnections, long idleTimeoutMillis) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
+        if (explicit && unix != null && !unix.isBlank()) {
+            throw new InvalidArgumentException("nbd:export: --bind and --unix exclude each other; give one of them");
+        }
         ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
-                verifyPeer, allow);
-        InetAddress address = resolve(spec.bind());
+                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis);
+        InetAddress address = spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
                     + " is not a loopback address; give --bind " + spec.bind() + " explicitly to export to the network");
@@ -122,7 +145,7 @@ public final class ExportService implements AutoCloseable {
             throw new IOException("nbd:export: cannot store the export: " + ex.getMessage(), ex);
         }
         byName.put(spec.name(), e);
-        LOG.info("exported device '{}' as '{}' on {}:{}{}{}", spec.device(), spec.name(), spec.bind(), e.export.port(),
+        LOG.info("exported device '{}' as '{}' on {}{}{}", spec.device(), spec.name(), where(e),
                 spec.readOnly() ? " (read-only)" : "", spec.tls() == TlsMode.OFF ? "" : " (TLS " + spec.tls().text() + ")");
         warnIfOpen(spec, address);
         return e.export;
@@ -190,7 +213,8 @@ public final class ExportService implements AutoCloseable {
             Map<String, String> m = new LinkedHashMap<>();
             m.put("name", e.spec.name());
             m.put("device", e.spec.device());
-            m.put("address", e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
+            m.put("address", e.spec.isUnix() ? "unix:" + e.spec.unix()
+                    : e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
             m.put("readonly", Boolean.toString(e.spec.readOnly()));
             m.put("tls", e.spec.tls().text());
             m.put("state", e.export != null ? "serving" : "waiting: " + e.problem);
@@ -202,6 +226,10 @@ public final class ExportService implements AutoCloseable {
             out.add(m);
         }
         return out;
+    }
+
+    private static String where(Entry e) {
+        return e.spec.isUnix() ? "unix:" + e.export.unixPath() : e.spec.bind() + ":" + e.export.port();
     }
 
     private void retryWaiting() {
@@ -220,12 +248,11 @@ public final class ExportService implements AutoCloseable {
                 e.problem = "device '" + e.spec.device() + "' does not exist yet";
                 return;
             }
-            InetAddress address = resolve(e.spec.bind());
+            InetAddress address = e.spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(e.spec.bind());
             start(e, address);
             e.problem = "";
             warnIfOpen(e.spec, address);
-            LOG.info("exported device '{}' as '{}' on {}:{}", e.spec.device(), e.spec.name(), e.spec.bind(),
-                    e.export.port());
+            LOG.info("exported device '{}' as '{}' on {}", e.spec.device(), e.spec.name(), where(e));
         } catch (IOException | RuntimeException ex) {
             String p = ex.getMessage();
             if (!Objects.equals(p, e.problem)) {
@@ -257,10 +284,14 @@ public final class ExportService implements AutoCloseable {
         TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
                 : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
                         new ClientAllowList(e.spec.allowList()));
+        ExportLimits limits = new ExportLimits(e.spec.maxConnections(), e.spec.idleTimeoutMillis());
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
-            e.export = server.addExport(e.spec.name(), "device " + e.spec.device(), h,
-                    new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls);
+            e.export = e.spec.isUnix()
+                    ? server.addUnixExport(e.spec.name(), "device " + e.spec.device(), h, Path.of(e.spec.unix()),
+                            e.spec.unixMode(), e.spec.readOnly(), limits)
+                    : server.addExport(e.spec.name(), "device " + e.spec.device(), h,
+                            new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls, limits);
             e.handle = h;
         } catch (IOException | RuntimeException ex) {
             h.close();

@@ -11,10 +11,15 @@ import java.util.Map;
  * One export's settings, as given to {@code nbd:export} or stored in a configuration with
  * factory PID {@value #FACTORY_PID} (properties {@code device}, {@code name}, {@code bind},
  * {@code port}, {@code readonly}, {@code tls} = off|on|require, {@code tls-creds} = a directory,
- * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;}).
+ * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;},
+ * {@code unix} = a socket file path instead of TCP, {@code unix-mode} = its octal file mode,
+ * {@code max-connections} = clients served at once (0: no limit), {@code idle-timeout} = a
+ * connection with no request for that long is dropped (milliseconds, or text such as
+ * {@code 5m}; 0: never)).
  */
 public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
-        String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
+        String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
+        long idleTimeoutMillis) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
@@ -22,6 +27,17 @@ public record ExportSpec(String device, String name, String bind, int port, bool
     /** A plaintext export. */
     public ExportSpec(String device, String name, String bind, int port, boolean readOnly) {
         this(device, name, bind, port, readOnly, TlsMode.OFF, "", false, "");
+    }
+
+    /** A TCP export. */
+    public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
+        this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, "", "", 0, 0);
+    }
+
+    /** True for an export on a Unix-domain socket ({@link #unix} is its path). */
+    public boolean isUnix() {
+        return !unix.isEmpty();
     }
 
     /** The client subjects in {@link #tlsAllow}. */
@@ -62,6 +78,62 @@ public record ExportSpec(String device, String name, String bind, int port, bool
             throw new InvalidArgumentException("nbd export: --tls-creds is given but TLS is off; add --tls=require"
                     + " (or --tls=on to allow plaintext clients too)");
         }
+        unix = unix == null ? "" : unix.trim();
+        unixMode = unixMode == null ? "" : unixMode.trim();
+        if (!unix.isEmpty() && tls != TlsMode.OFF) {
+            // the socket file's mode says who may connect; JSSE needs a TCP socket to layer on
+            throw new InvalidArgumentException("nbd export: --tls is not supported on a --unix socket; use the socket's"
+                    + " --unix-mode to say who may connect, or export over TCP for TLS");
+        }
+        if (unix.isEmpty() && !unixMode.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: --unix-mode needs --unix PATH");
+        }
+        if (!unixMode.isEmpty() && !unixMode.matches("0?[0-7]{3}")) {
+            throw new InvalidArgumentException("nbd export: --unix-mode " + unixMode
+                    + " is not a file mode; use octal digits such as 0660");
+        }
+        if (maxConnections < 0 || maxConnections > 100_000) {
+            throw new InvalidArgumentException("nbd export: --max-connections " + maxConnections
+                    + " is out of range; use 1 to 100000, or 0 for no limit");
+        }
+        if (idleTimeoutMillis < 0) {
+            throw new InvalidArgumentException("nbd export: --idle-timeout must not be negative; use e.g. 5m, or 0 for none");
+        }
+    }
+
+    /**
+     * Parses a duration: a number with {@code ms}, {@code s}, {@code m} or {@code h}, or plain
+     * milliseconds; {@code 0} (or empty) means none.
+     */
+    public static long duration(String option, String v) {
+        if (v == null || v.isBlank()) {
+            return 0;
+        }
+        String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+        long mult = 1;
+        String n = t;
+        if (t.endsWith("ms")) {
+            n = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            mult = 1000;
+            n = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("m")) {
+            mult = 60_000;
+            n = t.substring(0, t.length() - 1);
+        } else if (t.endsWith("h")) {
+            mult = 3_600_000;
+            n = t.substring(0, t.length() - 1);
+        }
+        try {
+            long x = Long.parseLong(n.trim());
+            if (x < 0 || x > Long.MAX_VALUE / mult / 1_000_000) {
+                throw new NumberFormatException();
+            }
+            return x * mult;
+        } catch (NumberFormatException e) {
+            throw new InvalidArgumentException("nbd export: " + option + " " + v
+                    + " is not a duration; use e.g. 30s, 5m or 1h (0 for none)");
+        }
     }
 
     /** Reads a stored configuration (values may be strings, as FileInstall writes them). */
@@ -86,7 +158,26 @@ public record ExportSpec(String device, String name, String bind, int port, bool
                 bind == null ? null : bind.toString(), p, readOnly, TlsMode.parse(tls == null ? null : tls.toString()),
                 creds == null ? null : creds.toString(),
                 verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
-                allow == null ? null : allow.toString());
+                allow == null ? null : allow.toString(), str(props.get("unix")), str(props.get("unix-mode")),
+                integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))));
+    }
+
+    private static int integer(Object o) {
+        if (o == null) {
+            return 0;
+        }
+        if (o instanceof Number n) {
+            return n.intValue();
+        }
+        try {
+            return o.toString().isBlank() ? 0 : Integer.parseInt(o.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidArgumentException("nbd export: max-connections=" + o + " is not a number");
+        }
+    }
+
+    private static String str(Object o) {
+        return o == null ? null : o.toString();
     }
 
     public Dictionary<String, Object> toProperties() {
@@ -100,6 +191,10 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("tls-creds", tlsCreds);
         t.put("tls-verify-peer", tlsVerifyPeer);
         t.put("tls-allow", tlsAllow);
+        t.put("unix", unix);
+        t.put("unix-mode", unixMode);
+        t.put("max-connections", maxConnections);
+        t.put("idle-timeout", Long.toString(idleTimeoutMillis));
         return t;
     }
 
@@ -114,6 +209,10 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("tls-creds", tlsCreds);
         m.put("tls-verify-peer", Boolean.toString(tlsVerifyPeer));
         m.put("tls-allow", tlsAllow);
+        m.put("unix", unix);
+        m.put("unix-mode", unixMode);
+        m.put("max-connections", Integer.toString(maxConnections));
+        m.put("idle-timeout", Long.toString(idleTimeoutMillis));
         return m;
     }
 }

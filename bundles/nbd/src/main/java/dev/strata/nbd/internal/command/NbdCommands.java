@@ -35,9 +35,22 @@ public class NbdCommands {
             @Parameter(names = "--tls-verify-peer", presentValue = "true", absentValue = "false") boolean verifyPeer,
             @Descriptor("client certificate subjects let in, separated by ';' (e.g. CN=host1;CN=host2); implies --tls-verify-peer")
             @Parameter(names = "--allow", absentValue = "") String allow,
+            @Descriptor("listen on this Unix socket path instead of TCP (clients: nbd+unix:///NAME?socket=PATH)")
+            @Parameter(names = "--unix", absentValue = "") String unix,
+            @Descriptor("the Unix socket file's mode, octal (e.g. 0660); default: as the umask says")
+            @Parameter(names = "--unix-mode", absentValue = "") String unixMode,
+            @Descriptor("clients served at once; the next one is refused (default 0: no limit)")
+            @Parameter(names = "--max-connections", absentValue = "0") int maxConnections,
+            @Descriptor("drop a connection that sends no request for this long, e.g. 10m (default 0: never)")
+            @Parameter(names = "--idle-timeout", absentValue = "0") String idleTimeout,
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
-        Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow);
+        Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
+                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout));
+        if (e.unixPath() != null) {
+            return "exported " + device + " as nbd+unix:///" + e.name() + "?socket=" + e.unixPath()
+                    + (readOnly ? " (read-only)" : "");
+        }
         return "exported " + device + " as " + (mode == TlsMode.REQUIRE ? "nbds://" : "nbd://")
                 + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
                 + (readOnly ? " (read-only)" : "") + (mode == TlsMode.ON ? " (TLS offered: nbds:// works too)" : "");

@@ -65,6 +65,10 @@ final class Connection {
     private RequestExecutor exec;
     private boolean structured;
     private SocketInput input;
+    /** Requests read and not yet answered; the idle timeout never drops a connection with one running. */
+    private final AtomicInteger running = new AtomicInteger();
+    private volatile long lastActive;
+    private volatile ScheduledFuture<?> idleWatch;
 
     Connection(SocketChannel channel, Listener listener, NbdServer server) {
         this.channel = channel;
@@ -119,13 +123,13 @@ final class Connection {
             } finally {
                 timeout.cancel(false);
             }
-            if (n == null || stopping) {
+            if (n == null) {
                 return;
             }
             Export e = (Export) n.export();
+            export = e; // from here on leave() gives back the place the handshake took
             e.connections.add(this);
-            export = e;
-            if (e.listener != listener) {
+            if (stopping || e.listener != listener) {
                 // unexported while we negotiated
                 return;
             }
@@ -134,6 +138,7 @@ final class Connection {
                     e.counters, e.rmwLock);
             input = new SocketInput(transport, server.settings.inputBuffer());
             initReplies(2 * server.settings.workers() + 8);
+            watchIdle(e.limits().idleTimeoutMillis());
             LOG.debug("{}: export '{}' (structured={}, base:allocation={})", id, e.name(), structured,
                     n.baseAllocation());
             serve();
@@ -195,11 +200,32 @@ final class Connection {
         }
     }
 
+    /** Drops the connection once no request has arrived or run for {@code idleMillis} (0: never). */
+    private void watchIdle(long idleMillis) {
+        if (idleMillis <= 0) {
+            return;
+        }
+        lastActive = System.nanoTime();
+        long period = Math.max(10, idleMillis / 4);
+        long idleNanos = TimeUnit.MILLISECONDS.toNanos(idleMillis);
+        idleWatch = server.timer.scheduleWithFixedDelay(() -> {
+            if (running.get() == 0 && System.nanoTime() - lastActive > idleNanos) {
+                LOG.info("{}: idle for more than {} ms; dropping the connection", id, idleMillis);
+                close();
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
+    }
+
     private void leave() {
         if (live.decrementAndGet() == 0) {
             close();
+            ScheduledFuture<?> w = idleWatch;
+            if (w != null) {
+                w.cancel(false);
+            }
             Export e = export;
             if (e != null) {
+                e.releaseConnection(); // before leaving the set, so a count seen there is already free
                 e.connections.remove(this);
             }
             listener.connections.remove(this);
@@ -223,6 +249,7 @@ final class Connection {
     private boolean serveOne(Request req, WorkerReplies replies) {
         ByteBuffer payload = null;
         int errno;
+        boolean counted = false;
         readLock.lock();
         try {
             if (stopping) {
@@ -232,10 +259,14 @@ final class Connection {
                 stopping = true;
                 return false;
             }
+            running.incrementAndGet();
+            counted = true;
+            lastActive = System.nanoTime();
             errno = exec.check(req);
             if (req.type == Nbd.CMD_DISC) {
                 // soft disconnect: finish what runs, read nothing more
                 stopping = true;
+                running.decrementAndGet();
                 return false;
             }
             if (RequestExecutor.hasPayload(req)) {
@@ -256,6 +287,9 @@ final class Connection {
             }
             if (payload != null) {
                 server.pool.release(payload);
+            }
+            if (counted) {
+                running.decrementAndGet();
             }
             close();
             return false;
@@ -279,6 +313,8 @@ final class Connection {
             if (payload != null) {
                 server.pool.release(payload);
             }
+            lastActive = System.nanoTime();
+            running.decrementAndGet();
         }
         return true;
     }

@@ -3,8 +3,12 @@ package dev.strata.nbd.internal.server;
 import dev.strata.api.BlockDevice;
 import dev.strata.nbd.internal.exec.IoCounters;
 import dev.strata.nbd.internal.session.ExportView;
+import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /** One export: a name on a listener, the device behind it and its counters. */
 public final class Export implements ExportView {
@@ -16,12 +20,39 @@ public final class Export implements ExportView {
     final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     final Object rmwLock = new Object();
     volatile Listener listener;
+    final ExportLimits limits;
+    /** Connections admitted at GO/EXPORT_NAME and not yet gone (what max-connections counts). */
+    private final AtomicInteger admitted = new AtomicInteger();
 
-    Export(String name, String description, BlockDevice device, boolean readOnly) {
+    Export(String name, String description, BlockDevice device, boolean readOnly, ExportLimits limits) {
         this.name = name;
         this.description = description;
         this.device = device;
         this.readOnly = readOnly;
+        this.limits = limits;
+    }
+
+    @Override
+    public String tryAdmit() {
+        int max = limits.maxConnections();
+        while (true) {
+            int n = admitted.get();
+            if (max > 0 && n >= max) {
+                return "export '" + name + "' already serves its maximum of " + max + " connections; try again later";
+            }
+            if (admitted.compareAndSet(n, n + 1)) {
+                return null;
+            }
+        }
+    }
+
+    @Override
+    public void releaseConnection() {
+        admitted.decrementAndGet();
+    }
+
+    public ExportLimits limits() {
+        return limits;
     }
 
     @Override
@@ -75,12 +106,18 @@ public final class Export implements ExportView {
 
     public String bindAddress() {
         Listener l = listener;
-        return l == null ? "" : l.address().getAddress().getHostAddress();
+        return l == null ? "" : l.address() instanceof InetSocketAddress i ? i.getAddress().getHostAddress() : "";
     }
 
-    /** The listener's port (the real one when 0 was asked for). */
+    /** The listener's port (the real one when 0 was asked for); 0 for a Unix socket. */
     public int port() {
         Listener l = listener;
-        return l == null ? 0 : l.address().getPort();
+        return l != null && l.address() instanceof InetSocketAddress i ? i.getPort() : 0;
+    }
+
+    /** The socket file for a Unix-socket export, else null. */
+    public Path unixPath() {
+        Listener l = listener;
+        return l != null && l.address() instanceof UnixDomainSocketAddress u ? u.getPath() : null;
     }
 }

@@ -4,10 +4,14 @@ import dev.strata.nbd.internal.session.ExportCatalog;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,12 +21,21 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A listening socket and the exports reachable through it (chosen by export name). */
+/**
+ * A listening socket (TCP, or a Unix-domain socket file) and the exports reachable through it
+ * (chosen by export name). Both kinds hand the same {@link Connection} a {@link SocketChannel}:
+ * the transport differs, the session does not.
+ */
 final class Listener implements ExportCatalog {
     private static final Logger LOG = LoggerFactory.getLogger(Listener.class);
 
     private final ServerSocketChannel server;
-    private final InetSocketAddress address;
+    /** The bound address: an {@link InetSocketAddress} or a {@link UnixDomainSocketAddress}. */
+    private final SocketAddress address;
+    /** The socket file to remove on close; null for TCP. */
+    private final Path unixPath;
+    /** The socket file's identity when bound, so close never removes a file that replaced it. */
+    private final Object unixKey;
     private final NbdServer owner;
     /** TLS for every export here (STARTTLS comes before the client picks an export). */
     final TlsConfig tls;
@@ -34,6 +47,8 @@ final class Listener implements ExportCatalog {
     Listener(InetSocketAddress bind, NbdServer owner, TlsConfig tls) throws IOException {
         this.owner = owner;
         this.tls = tls;
+        this.unixPath = null;
+        this.unixKey = null;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -42,15 +57,38 @@ final class Listener implements ExportCatalog {
             server.close();
             throw e;
         }
-        this.address = (InetSocketAddress) server.getLocalAddress();
-        this.acceptor = new Thread(this::acceptLoop, "nbd-accept-" + address.getAddress().getHostAddress() + ":"
-                + address.getPort());
-        acceptor.setDaemon(true);
-        acceptor.start();
+        this.address = server.getLocalAddress();
+        this.acceptor = startAcceptor();
     }
 
-    InetSocketAddress address() {
+    /** A Unix-domain listener at {@code path} (see {@link UnixSocketFile} for an existing file). */
+    Listener(Path path, Set<PosixFilePermission> mode, NbdServer owner, TlsConfig tls) throws IOException {
+        this.owner = owner;
+        this.tls = tls;
+        this.unixPath = path;
+        this.server = UnixSocketFile.bind(path, mode, 128);
+        this.unixKey = UnixSocketFile.fileKey(path);
+        this.address = UnixDomainSocketAddress.of(path);
+        this.acceptor = startAcceptor();
+    }
+
+    private Thread startAcceptor() {
+        Thread acceptor = new Thread(this::acceptLoop, "nbd-accept-" + key(address));
+        acceptor.setDaemon(true);
+        acceptor.start();
+        return acceptor;
+    }
+
+    SocketAddress address() {
         return address;
+    }
+
+    /** {@code host:port}, or {@code unix:PATH}: how listeners are told apart. */
+    static String key(SocketAddress a) {
+        if (a instanceof InetSocketAddress i) {
+            return i.getAddress().getHostAddress() + ":" + i.getPort();
+        }
+        return "unix:" + ((UnixDomainSocketAddress) a).getPath();
     }
 
     @Override
@@ -81,8 +119,10 @@ final class Listener implements ExportCatalog {
                 continue;
             }
             try {
-                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                if (unixPath == null) {
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+                }
                 Connection c = new Connection(ch, this, owner);
                 connections.add(c);
                 if (closed) {
@@ -109,6 +149,9 @@ final class Listener implements ExportCatalog {
             server.close();
         } catch (IOException e) {
             LOG.debug("close {}: {}", address, e.toString());
+        }
+        if (unixPath != null) {
+            UnixSocketFile.remove(unixPath, unixKey);
         }
         for (Connection c : connections) {
             c.close();

@@ -7,11 +7,15 @@ import dev.strata.nbd.internal.tls.TlsConfig;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.UnixDomainSocketAddress;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -71,15 +75,16 @@ public final class NbdServer implements Closeable {
      *
      * @throws InvalidArgumentException also when the listener serves exports with another TLS setting
      */
-    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+    public Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
             boolean readOnly, TlsConfig tls) throws IOException {
-        if (closed) {
-            throw new IllegalStateException("NBD server is closed");
-        }
-        if (exports.containsKey(name)) {
-            throw new InvalidArgumentException("an export named '" + name + "' exists already; choose another --name or nbd:unexport it first");
-        }
-        String key = key(bind);
+        return addExport(name, description, device, bind, readOnly, tls, ExportLimits.NONE);
+    }
+
+    /** As above, with connection limits. */
+    public synchronized Export addExport(String name, String description, BlockDevice device, InetSocketAddress bind,
+            boolean readOnly, TlsConfig tls, ExportLimits limits) throws IOException {
+        checkName(name);
+        String key = Listener.key(bind);
         Listener l = bind.getPort() == 0 ? null : listeners.get(key);
         if (l != null && !l.tls.sameAs(tls)) {
             throw new InvalidArgumentException("port " + bind.getPort() + " already serves exports with TLS "
@@ -92,9 +97,43 @@ public final class NbdServer implements Closeable {
                 throw new InvalidArgumentException("cannot listen on " + bind.getAddress().getHostAddress() + ":"
                         + bind.getPort() + ": " + e.getMessage() + "; choose another --port or --bind");
             }
-            listeners.put(key(l.address()), l);
+            listeners.put(Listener.key(l.address()), l);
         }
-        Export e = new Export(name, description, device, readOnly);
+        return attach(name, description, device, readOnly, l, limits);
+    }
+
+    /**
+     * Exports {@code device} on a Unix-domain socket at {@code path} (several exports may share
+     * one), the file made with octal {@code mode} such as {@code 0660} (null or empty: as the umask says). A stale socket file is
+     * replaced; a live socket or a file that is not a socket is refused and left alone.
+     *
+     * @throws InvalidArgumentException name taken, directory missing, path in use; nothing is started
+     */
+    public synchronized Export addUnixExport(String name, String description, BlockDevice device, Path path,
+            String mode, boolean readOnly, ExportLimits limits) throws IOException {
+        checkName(name);
+        Set<PosixFilePermission> perms = UnixSocketFile.parseMode(mode);
+        Path abs = path.toAbsolutePath().normalize();
+        Listener l = listeners.get(Listener.key(UnixDomainSocketAddress.of(abs)));
+        if (l == null) {
+            l = new Listener(abs, perms, this, TlsConfig.OFF);
+            listeners.put(Listener.key(l.address()), l);
+        }
+        return attach(name, description, device, readOnly, l, limits);
+    }
+
+    private void checkName(String name) {
+        if (closed) {
+            throw new IllegalStateException("NBD server is closed");
+        }
+        if (exports.containsKey(name)) {
+            throw new InvalidArgumentException("an export named '" + name + "' exists already; choose another --name or nbd:unexport it first");
+        }
+    }
+
+    private Export attach(String name, String description, BlockDevice device, boolean readOnly, Listener l,
+            ExportLimits limits) {
+        Export e = new Export(name, description, device, readOnly, limits);
         e.listener = l;
         l.exports.put(name, e);
         exports.put(name, e);
@@ -119,7 +158,7 @@ public final class NbdServer implements Closeable {
             l.exports.remove(name);
             e.listener = null;
             if (l.exports.isEmpty()) {
-                listeners.remove(key(l.address()));
+                listeners.remove(Listener.key(l.address()));
                 l.close();
             }
         }
@@ -163,9 +202,5 @@ public final class NbdServer implements Closeable {
             listeners.clear();
         }
         timer.shutdownNow();
-    }
-
-    private static String key(InetSocketAddress a) {
-        return a.getAddress().getHostAddress() + ":" + a.getPort();
     }
 }

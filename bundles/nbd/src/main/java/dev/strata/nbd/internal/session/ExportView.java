@@ -16,4 +16,18 @@ public interface ExportView {
     default boolean canFastZero() {
         return false;
     }
+
+    /**
+     * Takes one of the export's connection places for a client that chose it (GO or
+     * EXPORT_NAME); the connection gives it back with {@link #releaseConnection()}.
+     *
+     * @return null if admitted, else why not (the export is full), for the client to read
+     */
+    default String tryAdmit() {
+        return null;
+    }
+
+    /** Gives back a place taken by {@link #tryAdmit()}. */
+    default void releaseConnection() {
+    }
 }

@@ -199,13 +199,18 @@ public final class ServerHandshake {
         if (export == null) {
             throw new ProtocolException("EXPORT_NAME: no export '" + name + "'");
         }
+        String full = export.tryAdmit();
+        if (full != null) {
+            // EXPORT_NAME has no error reply: dropping the connection is the only refusal
+            throw new ProtocolException("EXPORT_NAME: " + full);
+        }
         int flags = TransmissionFlags.of(export.readOnly(), structured, export.canFastZero());
         out.clear();
         out.putLong(export.size()).putShort((short) flags);
         if (!noZeroes) {
             out.put(new byte[124]);
         }
-        flush();
+        flushAdmitted(export);
         return new Negotiated(export, structured, baseAllocationFor(name, export), flags);
     }
 
@@ -257,6 +262,13 @@ public final class ServerHandshake {
             replyError(opt, Nbd.REP_ERR_UNKNOWN, "no export '" + name + "'");
             return null;
         }
+        if (opt == Nbd.OPT_GO) {
+            String full = export.tryAdmit();
+            if (full != null) {
+                replyError(opt, Nbd.REP_ERR_POLICY, full);
+                return null;
+            }
+        }
         int flags = TransmissionFlags.of(export.readOnly(), structured, export.canFastZero());
         out.clear();
         OptionCodec.infoExport(out, opt, export.size(), flags);
@@ -268,10 +280,11 @@ public final class ServerHandshake {
             OptionCodec.infoString(out, opt, Nbd.INFO_DESCRIPTION, OptionCodec.utf8(export.description()));
         }
         OptionCodec.replyHeader(out, opt, Nbd.REP_ACK, 0);
-        flush();
         if (opt == Nbd.OPT_INFO) {
+            flush();
             return null;
         }
+        flushAdmitted(export);
         return new Negotiated(export, structured, baseAllocationFor(name, export), flags);
     }
 
@@ -331,6 +344,16 @@ public final class ServerHandshake {
         }
         OptionCodec.replyHeader(out, opt, Nbd.REP_ACK, 0);
         flush();
+    }
+
+    /** Sends the final answer; the place taken is given back if that fails (no connection will own it). */
+    private void flushAdmitted(ExportView export) throws IOException {
+        try {
+            flush();
+        } catch (IOException | RuntimeException e) {
+            export.releaseConnection();
+            throw e;
+        }
     }
 
     private static String decodeString(ByteBuffer data, int length) {

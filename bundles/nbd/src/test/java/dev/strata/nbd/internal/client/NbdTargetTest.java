@@ -233,4 +233,30 @@ class NbdTargetTest {
                 () -> new NbdTarget("remote", NbdUri.parse("nbd://127.0.0.1:" + port + "/nope"), 2000, 1));
         assertTrue(e.getMessage().contains("refused export 'nope'"), e.getMessage());
     }
+
+    @Test
+    void importsAUnixSocketExportThroughTheFactoryAndReconnectsAfterReexport(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path tmp) throws Exception {
+        java.nio.file.Path sock = tmp.resolve("t.sock");
+        server.addUnixExport("u", "", device, sock, "0600", false, dev.strata.nbd.internal.server.ExportLimits.NONE);
+        NbdTargetFactory.Parsed p = NbdTargetFactory.parse(Map.of("uri", "nbd+unix:///u?socket=" + sock,
+                "timeout", "20s", "connections", "2"));
+        assertTrue(p.uri().isUnix());
+        byte[] data = random(11, 256 * 1024);
+        try (NbdTarget t = new NbdTarget("local", p.uri(), p.timeoutMillis(), p.connections())) {
+            assertEquals(SIZE, t.size());
+            t.write(4096, ByteBuffer.wrap(data), BlockDevice.FUA);
+            assertArrayEquals(data, device.bytes(4096, data.length));
+            // the server goes away (socket file removed) and comes back on the same path
+            server.removeExport("u", 10_000);
+            assertTrue(!java.nio.file.Files.exists(sock));
+            server.addUnixExport("u", "", device, sock, "0600", false, dev.strata.nbd.internal.server.ExportLimits.NONE);
+            ByteBuffer back = ByteBuffer.allocate(data.length);
+            t.read(4096, back);
+            assertArrayEquals(data, back.array());
+        }
+        DeviceIOException e = assertThrows(DeviceIOException.class, () -> new NbdTarget("local",
+                NbdUri.parse("nbd+unix:///u?socket=" + tmp.resolve("none.sock")), 2000, 1));
+        assertTrue(e.getMessage().contains("cannot connect to nbd+unix:///u?socket="), e.getMessage());
+    }
 }

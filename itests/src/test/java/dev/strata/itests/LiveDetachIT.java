@@ -69,7 +69,7 @@ public class LiveDetachIT {
                     stats = ConsoleIT.run(t, "cache:stats --all --bytes disk1", 60);
                 }
                 String detached = ConsoleIT.run(t, "cache:detach disk1", 300);
-                System.out.println("LiveDetachIT: " + detached + " (fio still writing: " + fio.isAlive() + ")");
+                System.out.println("LiveDetachIT: " + detached.replace("\r", " | ").strip() + " (fio still writing: " + fio.isAlive() + ")");
                 assertTrue(detached, detached.contains("disk1: detached; its file target is back (disk1.file is gone)"));
                 assertTrue("fio finished", fio.waitFor(600, TimeUnit.SECONDS));
             } finally {

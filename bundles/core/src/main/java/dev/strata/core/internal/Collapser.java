@@ -130,7 +130,10 @@ final class Collapser {
                 staged = true;
             }
             hook.reached("staged");
-            old.flush(); // most volatile data made durable while I/O runs; the pause's flush has little left
+            // most volatile data made durable while I/O runs, so the flushes inside the pause have
+            // little left (writes in writearound go straight to L: its flush is the one that costs)
+            old.flush();
+            lower.flush();
             long closed = System.nanoTime();
             core.lifecycle.quiesce(d);
             if (!d.userSuspended) {

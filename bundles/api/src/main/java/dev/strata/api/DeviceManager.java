@@ -90,6 +90,22 @@ public interface DeviceManager {
     }
 
     /**
+     * The reverse of {@link #attach}, the last step of {@code cache:detach}: the device takes over
+     * the target and definition (type, arguments, tunables) of its lower device {@code lowerName}
+     * in one short suspend, keeping its own name, identity, handles and upper devices, and
+     * {@code lowerName} disappears. The device's target must hold no data {@code lowerName} does
+     * not have (a drained cache) and nothing else may use {@code lowerName}. Persisted so that a
+     * restart, also after a crash at any point, finds either the old stack or the collapsed device.
+     *
+     * @throws InvalidArgumentException no such device, {@code lowerName} not under it or used by
+     *         something else, dirty data in the target (one line, nothing changed)
+     * @since 1.6
+     */
+    default DeviceInfo collapse(String name, String lowerName) throws IOException {
+        throw new InvalidArgumentException("this device manager cannot collapse a device onto its lower device");
+    }
+
+    /**
      * Opens a device for use by {@code holder} (e.g. {@code nbd:export1}). While any handle is
      * open the device cannot be removed. I/O through the handle passes the device's gate, so it
      * waits (never fails) while the device is suspended or its target is being updated. A handle

@@ -113,7 +113,7 @@ final class Attacher {
                     + "it cannot be attached");
         }
         DeviceDefinition lowerDef = new DeviceDefinition(lower, oldDef.type(), oldDef.arguments(),
-                UUID.randomUUID().toString(), oldDef.tunables());
+                UUID.randomUUID().toString(), oldDef.tunables()).lowerOf(d.name);
         MappedDevice l = new MappedDevice(core::gateTimeoutNanos, lowerDef);
         l.persistent = d.persistent;
         List<String> oldLowers = d.lowers;
@@ -271,8 +271,8 @@ final class Attacher {
     }
 
     /**
-     * At start, before any definition is applied: completes or rolls back every attach a crash
-     * interrupted (see the class comment). Never throws; what it cannot resolve it logs, and the
+     * At start, before any definition is applied: completes or rolls back every attach, and every
+     * collapse ({@link Collapser}), a crash interrupted (see the class comment). Never throws; what it cannot resolve it logs, and the
      * staged definition is then ignored (never built).
      */
     static void recover(DefinitionStore store) {
@@ -297,11 +297,12 @@ final class Attacher {
                         && !(upper.type().equals(s.type()) && upper.arguments().equals(s.arguments()));
                 if (committed) {
                     store.save(s.staged(null));
-                    LOG.info("device {}: the attach interrupted after its commit is complete ({} is its lower device)",
+                    LOG.info("device {}: an interrupted attach (after its commit) or detach (before it) ends as the stack "
+                            + "({} is its lower device)",
                             s.stagedFor(), s.name());
                 } else {
                     store.delete(s.name());
-                    LOG.info("device {}: the attach interrupted before its commit is rolled back ({} removed)",
+                    LOG.info("device {}: an interrupted attach (before its commit) or detach (after it) ends without {}",
                             s.stagedFor(), s.name());
                 }
             }

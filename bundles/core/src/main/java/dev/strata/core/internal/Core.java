@@ -15,6 +15,7 @@ final class Core {
     final Operations operations;
     final Inspection inspection;
     final Attacher attacher;
+    final Collapser collapser;
     private volatile Settings settings;
     volatile boolean stopped;
 
@@ -27,6 +28,7 @@ final class Core {
         operations = new Operations(this);
         inspection = new Inspection(this);
         attacher = new Attacher(this);
+        collapser = new Collapser(this);
     }
 
     Settings settings() {

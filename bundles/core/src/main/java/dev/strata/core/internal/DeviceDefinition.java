@@ -16,9 +16,12 @@ import dev.strata.api.InvalidArgumentException;
  * {@code stagedFor} is set only on a stored definition written by an attach before its commit
  * (the lower half of device {@code stagedFor}, see {@link Attacher}); it is never applied as such:
  * at start it is either completed (the upper device's definition names it) or rolled back.
+ * {@code lowerOf} is set on the lower device an attach made for device {@code lowerOf}: a
+ * {@code cache:detach} of that device collapses back onto it ({@link Collapser}) instead of
+ * leaving a {@code linear} mapping over it.
  */
 public record DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
-        Map<String, String> tunables, String stagedFor) {
+        Map<String, String> tunables, String stagedFor, String lowerOf) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final Pattern TYPE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
@@ -30,12 +33,22 @@ public record DeviceDefinition(String name, String type, Map<String, String> arg
 
     public DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
             Map<String, String> tunables) {
-        this(name, type, arguments, id, tunables, null);
+        this(name, type, arguments, id, tunables, null, null);
+    }
+
+    public DeviceDefinition(String name, String type, Map<String, String> arguments, String id,
+            Map<String, String> tunables, String stagedFor) {
+        this(name, type, arguments, id, tunables, stagedFor, null);
     }
 
     /** This definition marked as the uncommitted lower half of an attach to {@code upper} (null: unmarked). */
     public DeviceDefinition staged(String upper) {
-        return new DeviceDefinition(name, type, arguments, id, tunables, upper);
+        return new DeviceDefinition(name, type, arguments, id, tunables, upper, lowerOf);
+    }
+
+    /** This definition marked as the lower device an attach made for {@code upper} (null: unmarked). */
+    public DeviceDefinition lowerOf(String upper) {
+        return new DeviceDefinition(name, type, arguments, id, tunables, stagedFor, upper);
     }
 
     /** A definition without identity or tunables (what a user or a {@code .cfg} file gives). */
@@ -44,17 +57,17 @@ public record DeviceDefinition(String name, String type, Map<String, String> arg
     }
 
     public DeviceDefinition withId(String newId) {
-        return new DeviceDefinition(name, type, arguments, newId, tunables, stagedFor);
+        return new DeviceDefinition(name, type, arguments, newId, tunables, stagedFor, lowerOf);
     }
 
     public DeviceDefinition withTunable(String key, String value) {
         Map<String, String> t = new LinkedHashMap<>(tunables);
         t.put(key, value);
-        return new DeviceDefinition(name, type, arguments, id, t, stagedFor);
+        return new DeviceDefinition(name, type, arguments, id, t, stagedFor, lowerOf);
     }
 
     public DeviceDefinition withTunables(Map<String, String> t) {
-        return new DeviceDefinition(name, type, arguments, id, t, stagedFor);
+        return new DeviceDefinition(name, type, arguments, id, t, stagedFor, lowerOf);
     }
 
     /** Checks a device name: letters, digits, '.', '_', '-', starting with a letter or digit, at most 64. */

@@ -313,6 +313,12 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     @Override
+    public DeviceInfo collapse(String name, String lowerName) throws IOException {
+        core.collapser.collapse(name, lowerName);
+        return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
+    }
+
+    @Override
     public <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call)
             throws IOException, InterruptedException {
         return core.operations.withTarget(name, type, call);

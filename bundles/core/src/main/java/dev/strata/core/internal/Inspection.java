@@ -89,6 +89,10 @@ final class Inspection {
         m.put("io_discards", Long.toString(d.discards.sum()));
         m.put("io_write_zeroes", Long.toString(d.zeroes.sum()));
         m.put("io_errors", Long.toString(d.errors.sum()));
+        String lowerOf = d.definition.lowerOf();
+        if (lowerOf != null) {
+            m.put("lower_of", lowerOf); // cache:detach of that device collapses back onto this one
+        }
         long pause = d.lastSwapPauseNanos;
         if (pause >= 0) {
             m.put("last_swap_pause_us", Long.toString(pause / 1000));

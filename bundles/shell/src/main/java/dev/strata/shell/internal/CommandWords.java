@@ -62,7 +62,9 @@ final class CommandWords {
             Map.entry("cache:stats", "DEVICE"),
             Map.entry("cache:set", "DEVICE KEY VALUE"),
             Map.entry("cache:writeback", "DEVICE"),
-            Map.entry("cache:detach", "DEVICE"),
+            Map.entry("cache:detach", "[--keep-cache] [--cancel] DEVICE"),
+            // --lower NAME comes from the command's own option (it takes a value)
+            Map.entry("cache:attach", "DEVICE TYPE KEY=VALUE…"),
             Map.entry("cache:mode", "DEVICE MODE"),
             Map.entry("cache:controllers", ""),
             Map.entry("cache:check", "DEVICE"),

@@ -69,8 +69,12 @@ class ShellPartsTest {
         assertEquals("KEY", CommandWords.of("dev:message").kindAt(1));
         assertEquals("MODE", CommandWords.of("cache:mode").kindAt(1));
         assertTrue(CommandWords.modes().contains("writethrough"));
+        CommandWords.Syntax attach = CommandWords.of("cache:attach");
+        assertEquals("TYPE", attach.kindAt(1));
+        assertEquals("KEY=VALUE…", attach.kindAt(2)); // cache=CDEV and the type's other arguments
+        assertEquals(List.of("--keep-cache", "--cancel"), CommandWords.of("cache:detach").flags());
         for (String c : List.of("dev:info", "dev:remove", "dev:reload", "dev:suspend", "dev:resume", "cache:stats",
-                "cache:set", "cache:writeback", "cache:detach", "nbd:export")) {
+                "cache:set", "cache:writeback", "cache:detach", "cache:attach", "nbd:export")) {
             assertEquals("DEVICE", CommandWords.of(c).kindAt(0), c);
         }
         assertNull(CommandWords.of("felix:lb"));

@@ -42,6 +42,9 @@ public final class CacheCommands {
             policy = ReferencePolicy.DYNAMIC, collectionType = CollectionType.REFERENCE)
     volatile List<ServiceReference<WritebackController>> controllers = List.of();
 
+    /** The detaches running, for {@code --cancel} from another console. */
+    final Detaches detaches = new Detaches();
+
     public CacheCommands() {
     }
 
@@ -112,14 +115,32 @@ public final class CacheCommands {
         throw new InvalidArgumentException(Render.writebackUsage());
     }
 
-    @Descriptor("remove a cache: stop caching writes, write back everything (progress; Ctrl-C keeps the cache), "
-            + "then map the device straight onto its backing device")
-    public String detach(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
-        return ops().detach(device, out(session));
+    @Descriptor("remove a cache: stop caching writes, write back everything while I/O continues (progress, ETA; "
+            + "Ctrl-C or cache:detach --cancel DEV keeps the cache), then swap in one short pause: a cache that "
+            + "cache:attach put there gives DEV its old target back, any other leaves DEV linear over its backing device")
+    public String detach(CommandSession session,
+            @Descriptor("do not invalidate the cache device's copies (only for a cache cache:attach put there)")
+            @Parameter(names = "--keep-cache", presentValue = "true", absentValue = "false") boolean keepCache,
+            @Descriptor("stop the cache:detach of DEV running on another console; the cache stays as it was")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
+            @Descriptor("cache device name") String device) throws IOException, InterruptedException {
+        if (cancel) {
+            if (keepCache) {
+                throw new InvalidArgumentException("--cancel and --keep-cache do not go together; " + Render.detachUsage());
+            }
+            return detaches.cancel(device);
+        }
+        try (Detaches.Run run = detaches.begin(device)) {
+            return ops().detach(device, out(session), keepCache, run);
+        }
     }
 
     @Descriptor("remove a cache (usage)")
-    public String detach() {
+    public String detach(
+            @Descriptor("do not invalidate the cache device's copies")
+            @Parameter(names = "--keep-cache", presentValue = "true", absentValue = "false") boolean keepCache,
+            @Descriptor("stop a running cache:detach")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel) {
         throw new InvalidArgumentException(Render.detachUsage());
     }
 

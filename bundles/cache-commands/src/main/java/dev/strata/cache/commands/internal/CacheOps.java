@@ -147,32 +147,54 @@ final class CacheOps {
 
     /**
      * {@code cache:detach}: a mode that keeps new writes out of the cache, every dirty block
-     * written back, the cache's copies invalidated (so a later cache over the same devices cannot
-     * serve a copy older than the backing device), then a reload to {@code linear} over the device
-     * that holds the authoritative data. Cancelled or failed: the old mode comes back and the
-     * device stays cached.
+     * written back while I/O continues, the cache's copies invalidated (so a later cache over the
+     * same devices cannot serve a copy older than the backing device; not with {@code keepCache}),
+     * then one short swap: a cache that {@code cache:attach} put there collapses back onto the lower
+     * device it made ({@link DeviceManager#collapse}: the device's old target is back, the lower
+     * device gone); any other becomes {@code linear} over its authoritative device. Cancelled
+     * (Ctrl-C, {@code --cancel}) or failed before the swap: the old mode comes back and the device
+     * stays cached.
      */
-    String detach(String device, PrintStream out) throws IOException, Cancelled {
-        Prepared prep = call(device, t -> prepareDetach(device, t, out));
+    String detach(String device, PrintStream out, boolean keepCache, Detaches.Run run) throws IOException, Cancelled {
+        Prepared prep = call(device, t -> prepareDetach(device, t, out, keepCache, run));
+        run.reached("drained");
+        if (!run.beginSwap()) {
+            Thread.interrupted(); // the cancel's interrupt is handled here; the restore must run
+            String restored = restoreAfter(device, prep.old());
+            throw cancelled(out, device, "detach", Render.cancelled(device, "detach", prep.writtenBack(), 0) + restored);
+        }
         try {
-            manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
-        } catch (IOException | RuntimeException e) {
-            String restored;
-            try {
-                restored = call(device, t -> restore(t, prep.old()));
-            } catch (IOException | RuntimeException | Cancelled again) {
-                restored = "; could not restore mode " + prep.old().label() + ": " + again.getMessage();
+            if (prep.collapse()) {
+                manager.collapse(device, prep.lower());
+            } else {
+                manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
             }
-            throw failure(device, e, restored);
+        } catch (IOException | RuntimeException e) {
+            throw failure(device, e, restoreAfter(device, prep.old()));
+        }
+        if (prep.collapse()) {
+            DeviceInfo now = manager.info(device).orElseThrow(() -> new IOException(device + ": gone after the detach"));
+            return Render.collapsed(device, now.type(), prep.lower(), prep.writtenBack(),
+                    manager.status(device).get("last_swap_pause_us"), keepCache);
         }
         return Render.detached(device, prep.lower(), prep.writtenBack());
     }
 
-    /** The outcome of the part of a detach that runs with the target held. */
-    private record Prepared(String lower, CacheMode old, long writtenBack) {
+    /** The old mode put back after the drain (the target is no longer held). */
+    private String restoreAfter(String device, CacheMode old) {
+        try {
+            return call(device, t -> restore(t, old));
+        } catch (IOException | RuntimeException | Cancelled again) {
+            return "; could not restore mode " + old.label() + ": " + again.getMessage();
+        }
     }
 
-    private Prepared prepareDetach(String device, CacheTarget t, PrintStream out) throws IOException, Cancelled {
+    /** The outcome of the part of a detach that runs with the target held. */
+    private record Prepared(String lower, CacheMode old, long writtenBack, boolean collapse) {
+    }
+
+    private Prepared prepareDetach(String device, CacheTarget t, PrintStream out, boolean keepCache, Detaches.Run run)
+            throws IOException, Cancelled {
         String arg = t.authoritativeDeviceArgument();
         DeviceInfo info = manager.info(device)
                 .orElseThrow(() -> new InvalidArgumentException("no device named '" + device + "'; see dev:list"));
@@ -180,13 +202,34 @@ final class CacheOps {
         if (lower == null || lower.isBlank()) {
             throw new InvalidArgumentException(device + ": its definition names no " + arg + " device; cannot detach");
         }
+        // a lower device cache:attach made for this device (core's lower_of status key) is collapsed
+        // back onto; its identity goes with it, so no cache can later be reopened over it
+        boolean collapse = device.equals(manager.status(lower).get("lower_of"));
+        if (keepCache && !collapse) {
+            throw new InvalidArgumentException(Render.keepCacheNeedsAttach(device, lower));
+        }
         CacheMode old = t.mode();
         CacheMode clean = old.holdsDirtyData() ? cleanMode(device, t) : old;
         ProgressLine p = progress(device, t, out);
         try {
+            if (run.cancelled()) {
+                Thread.interrupted();
+                throw new InterruptedException("cancelled before the drain");
+            }
             switchTo(t, clean, p);
-            invalidate(t, p);
+            if (keepCache) {
+                for (int i = 0; i < DRAIN_ATTEMPTS && t.dirtyBlocks() != 0; i++) {
+                    drain(t, p);
+                }
+            } else {
+                invalidate(t, p);
+            }
+            if (run.cancelled()) {
+                Thread.interrupted();
+                throw new InterruptedException("cancelled after the drain");
+            }
         } catch (InterruptedException e) {
+            Thread.interrupted(); // a --cancel may interrupt again after the call that threw; the restore must run
             p.end();
             p.settle(t.dirtyBlocks());
             String restored = restore(t, old);
@@ -196,7 +239,7 @@ final class CacheOps {
             throw failure(device, e, restore(t, old));
         }
         p.end();
-        return new Prepared(lower, old, p.writtenBack());
+        return new Prepared(lower, old, p.writtenBack(), collapse);
     }
 
     /** The first supported mode that cannot hold dirty data, preferring the one that keeps reads cached. */

@@ -46,7 +46,7 @@ final class ProgressLine implements WritebackProgress {
         lastCall = Math.max(0, writtenBackThisCall);
         long elapsed = Math.max(1, nanoTime.getAsLong() - start);
         double rate = writtenBack() * (double) blockSize * 1e9 / elapsed;
-        String line = Render.progress(device, dirty, writtenBack(), rate);
+        String line = Render.progress(device, dirty, writtenBack(), rate, blockSize);
         // pad over the end of a longer previous line: \r only moves the cursor back
         out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
         out.flush();

@@ -169,6 +169,26 @@ final class Render {
                 + percent(writtenBack, total) + "), " + size((long) bytesPerSecond) + "/s";
     }
 
+    /** The progress line with the time left at the rate so far, once there is a rate. */
+    static String progress(String device, long dirty, long writtenBack, double bytesPerSecond, int blockSize) {
+        String line = progress(device, dirty, writtenBack, bytesPerSecond);
+        if (dirty <= 0 || bytesPerSecond <= 0) {
+            return line;
+        }
+        return line + ", ETA " + duration(Math.round(dirty * (double) blockSize / bytesPerSecond));
+    }
+
+    /** {@code 7 s}, {@code 3 min 05 s}, {@code 2 h 10 min}. */
+    static String duration(long seconds) {
+        if (seconds < 60) {
+            return seconds + " s";
+        }
+        if (seconds < 3600) {
+            return String.format(Locale.ROOT, "%d min %02d s", seconds / 60, seconds % 60);
+        }
+        return String.format(Locale.ROOT, "%d h %02d min", seconds / 3600, seconds / 60 % 60);
+    }
+
     static String clean(String device, long writtenBack, long nanos) {
         if (writtenBack == 0) {
             return device + ": clean (nothing to write back)";
@@ -234,7 +254,45 @@ final class Render {
     }
 
     static String detachUsage() {
-        return "usage: cache:detach DEV (writes everything back, then maps DEV straight onto its backing device)";
+        return "usage: cache:detach [--keep-cache] DEV, or cache:detach --cancel DEV (writes everything back, then "
+                + "maps DEV straight onto its backing device)";
+    }
+
+    /** After a detach of a cache that cache:attach put there: DEV is its old self again. */
+    static String collapsed(String device, String type, String lower, long writtenBack, String pauseMicros,
+            boolean keptCache) {
+        return device + ": detached; its " + type + " target is back (" + lower + " is gone)"
+                + (writtenBack > 0 ? ", " + count(writtenBack) + " blocks written back" : ", nothing to write back")
+                + (keptCache ? ", the cache device's contents kept" : "") + pause(pauseMicros);
+    }
+
+    private static String pause(String pauseMicros) {
+        if (pauseMicros == null) {
+            return "";
+        }
+        long us = Long.parseLong(pauseMicros);
+        return "; I/O paused " + (us < 1000 ? us + " µs" : String.format(Locale.ROOT, "%.1f ms", us / 1000.0));
+    }
+
+    static String cancelRequested(String device) {
+        return device + ": cancelling the detach (its console prints how far it got)";
+    }
+
+    static String tooLateToCancel(String device) {
+        return device + ": too late to cancel: the detach is swapping the target (it takes one short pause)";
+    }
+
+    static String noDetachRunning(String device) {
+        return device + ": no cache:detach is running; nothing to cancel";
+    }
+
+    static String detachRunning(String device) {
+        return device + ": a cache:detach is already running; wait for it, or cache:detach --cancel " + device;
+    }
+
+    static String keepCacheNeedsAttach(String device, String lower) {
+        return device + ": --keep-cache only for a cache that cache:attach put there (the kept copies could later "
+                + "be served over a changed " + lower + "); detach without it";
     }
 
     // ---- cache:controllers

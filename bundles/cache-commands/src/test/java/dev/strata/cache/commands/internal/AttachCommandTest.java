@@ -85,7 +85,7 @@ class AttachCommandTest {
         }
     }
 
-    /** The stack an attach made comes apart again with cache:detach, under I/O, without losing a block. */
+    /** The stack an attach made comes apart again with cache:detach, under I/O, without losing a block (more in DetachCommandTest). */
     @Test
     void anAttachedCacheDetachesUnderIo() throws Exception {
         DeviceHandle h = s.manager.open("slow", "nbd:t");
@@ -99,8 +99,8 @@ class AttachCommandTest {
         System.out.println(detached + " — clients: " + io.summary());
         assertEquals(0, io.errors.get(), io.summary());
         assertEquals(0, io.mismatches.get(), io.summary());
-        assertTrue(detached.startsWith("slow: detached; now linear over slow.crash"), detached);
-        assertEquals("linear", s.manager.info("slow").orElseThrow().type());
+        assertTrue(detached.startsWith("slow: detached; its crash target is back (slow.crash is gone)"), detached);
+        assertEquals("crash", s.manager.info("slow").orElseThrow().type());
         assertEquals(0, io.verifyAll(h));
         h.close();
         s.restart(s.store.snapshot());

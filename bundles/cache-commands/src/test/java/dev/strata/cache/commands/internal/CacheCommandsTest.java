@@ -472,7 +472,7 @@ class CacheCommandsTest {
         assertTrue(error("cache:stats").startsWith("usage: cache:stats DEV"));
         assertTrue(error("cache:stats --all").startsWith("usage: cache:stats DEV"));
         assertTrue(error("cache:writeback").startsWith("usage: cache:writeback DEV"));
-        assertTrue(error("cache:detach").startsWith("usage: cache:detach DEV"));
+        assertTrue(error("cache:detach").startsWith("usage: cache:detach [--keep-cache] DEV"));
         assertTrue(error("cache:mode").startsWith("usage: cache:mode DEV"));
         assertEquals("no writeback controllers installed; every cache paces writeback with its built-in controller (builtin)",
                 run("cache:controllers"));

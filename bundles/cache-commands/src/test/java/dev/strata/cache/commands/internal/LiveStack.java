@@ -46,7 +46,9 @@ final class LiveStack implements AutoCloseable {
     /** Its own shell, stopped by close (Gogo's thread I/O is per thread: one started at a time). */
     private final ThreadIOImpl tio = new ThreadIOImpl();
     private final CommandProcessorImpl processor;
-    private final CacheCommands commands = new CacheCommands(null);
+    final CacheCommands commands = new CacheCommands(null);
+    /** Each crash target's writes pass one of these (by disk name), so a writeback can be held half-way. */
+    final Map<String, GatedDevice> gates = new ConcurrentHashMap<>();
     CommandSession session;
     ByteArrayOutputStream out;
 
@@ -90,6 +92,11 @@ final class LiveStack implements AutoCloseable {
 
     String run(String line) throws Exception {
         return String.valueOf(session.execute(line));
+    }
+
+    /** Another console (its own session, output to {@code out}), e.g. for cache:detach --cancel. */
+    CommandSession console(java.io.OutputStream out) {
+        return processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
     }
 
     String output() {
@@ -148,13 +155,15 @@ final class LiveStack implements AutoCloseable {
             if (d == null) {
                 throw new IOException("crash: no disk " + name);
             }
-            return new CrashTarget(d);
+            GatedDevice g = new GatedDevice(d);
+            gates.put(name, g);
+            return new CrashTarget(g);
         }
     }
 
     /** A leaf target over a crashable disk. */
     static final class CrashTarget extends ForwardingBlockDevice implements Target {
-        CrashTarget(CrashableDevice d) {
+        CrashTarget(dev.strata.api.BlockDevice d) {
             super(d);
         }
 

@@ -31,6 +31,11 @@ class RenderTest {
     void progressAndCancellationLinesReadAsDocumented() {
         assertEquals("writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s",
                 Render.progress("wb0", 6958, 1234, 12.3 * MIB));
+        assertEquals("writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s, ETA 2 s",
+                Render.progress("wb0", 6958, 1234, 12.3 * MIB, 4096));
+        assertEquals("writeback wb0: 0 of 8,192 blocks left (100%), 12.3 MiB/s", Render.progress("wb0", 0, 8192, 12.3 * MIB, 4096));
+        assertEquals("3 min 05 s", Render.duration(185));
+        assertEquals("2 h 10 min", Render.duration(7800));
         assertEquals("wb0: writeback cancelled: 1,234 of 8,192 blocks written back, 6,958 still dirty",
                 Render.cancelled("wb0", "writeback", 1234, 6958));
         assertEquals("wb0: clean; 8,192 blocks written back in 3.2 s", Render.clean("wb0", 8192, 3_200_000_000L));
@@ -135,8 +140,8 @@ class RenderTest {
         now.set(2_000_000_000L);
         p.update(1488, 256);
         p.end();
-        assertEquals("\rwriteback wb0: 1,744 of 2,000 blocks left (12%), 1.0 MiB/s"
-                + "\rwriteback wb0: 1,488 of 2,000 blocks left (25%), 1.0 MiB/s\n", b.toString(StandardCharsets.UTF_8));
+        assertEquals("\rwriteback wb0: 1,744 of 2,000 blocks left (12%), 1.0 MiB/s, ETA 7 s"
+                + "\rwriteback wb0: 1,488 of 2,000 blocks left (25%), 1.0 MiB/s, ETA 6 s\n", b.toString(StandardCharsets.UTF_8));
         assertEquals(512, p.writtenBack());
         p.settle(1000); // the last batch finished after the last report
         assertEquals(1000, p.writtenBack());

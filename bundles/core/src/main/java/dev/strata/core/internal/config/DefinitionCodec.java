@@ -18,6 +18,7 @@ import dev.strata.core.internal.DeviceDefinition;
  * id        = 3f0c…                  the device's identity (UUID), stamped at creation
  * tunable.KEY = VALUE                one per persisted tunable (dev:message), re-applied after every build
  * staged.for = disk0                 only while an attach to disk0 is not committed (see Attacher)
+ * lower.of  = disk0                  on the lower device cache:attach made for disk0 (cache:detach collapses onto it)
  * </pre>
  * Other properties ({@code service.pid}, {@code service.factoryPid},
  * {@code felix.fileinstall.filename}, …) are ignored. When {@code name} is missing, it is taken
@@ -32,6 +33,7 @@ public final class DefinitionCodec {
     public static final String ID = "id";
     public static final String TUNABLE = "tunable.";
     public static final String STAGED_FOR = "staged.for";
+    public static final String LOWER_OF = "lower.of";
     static final String FILEINSTALL_FILENAME = "felix.fileinstall.filename";
 
     private DefinitionCodec() {
@@ -49,6 +51,9 @@ public final class DefinitionCodec {
         if (def.stagedFor() != null) {
             props.put(STAGED_FOR, def.stagedFor());
         }
+        if (def.lowerOf() != null) {
+            props.put(LOWER_OF, def.lowerOf());
+        }
         return props;
     }
 
@@ -63,7 +68,8 @@ public final class DefinitionCodec {
         Hashtable<String, Object> props = new Hashtable<>();
         if (current != null) {
             for (String key : Collections.list(current.keys())) {
-                if (!key.equals(NAME) && !key.equals(TYPE) && !key.equals(ID) && !key.equals(STAGED_FOR) && !key.startsWith(ARG)
+                if (!key.equals(NAME) && !key.equals(TYPE) && !key.equals(ID) && !key.equals(STAGED_FOR) && !key.equals(LOWER_OF)
+                        && !key.startsWith(ARG)
                         && !key.startsWith(TUNABLE) && !key.startsWith("service.")) {
                     props.put(key, current.get(key));
                 }
@@ -107,8 +113,10 @@ public final class DefinitionCodec {
         String ident = id == null || String.valueOf(id).isBlank() ? null : String.valueOf(id).trim();
         Object staged = props.get(STAGED_FOR);
         String stagedFor = staged == null || String.valueOf(staged).isBlank() ? null : String.valueOf(staged).trim();
+        Object of = props.get(LOWER_OF);
+        String lowerOf = of == null || String.valueOf(of).isBlank() ? null : String.valueOf(of).trim();
         return new DeviceDefinition(DeviceDefinition.checkName(n),
-                DeviceDefinition.checkType(String.valueOf(type).trim()), args, ident, tunables, stagedFor);
+                DeviceDefinition.checkType(String.valueOf(type).trim()), args, ident, tunables, stagedFor, lowerOf);
     }
 
     private static String nameFrom(String pid, Object fileName) {

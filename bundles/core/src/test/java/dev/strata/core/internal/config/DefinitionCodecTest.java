@@ -52,6 +52,24 @@ class DefinitionCodecTest {
     }
 
     @Test
+    void lowerOfMarkRoundTripsAndSurvivesTheStagedMarkBeingDropped() {
+        DeviceDefinition def = new DeviceDefinition("disk0.file", "file", Map.of("path", "var/disk0.img"), "id-1",
+                Map.of()).lowerOf("disk0").staged("disk0");
+        Dictionary<String, Object> props = DefinitionCodec.encode(def);
+        assertEquals("disk0", props.get("lower.of"));
+        assertEquals(def, DefinitionCodec.decode("dev.strata.device~disk0.file", props));
+        Hashtable<String, Object> current = new Hashtable<>();
+        for (String k : java.util.Collections.list(props.keys())) {
+            current.put(k, props.get(k));
+        }
+        DeviceDefinition committed = DefinitionCodec.decode("x", DefinitionCodec.merge(current, def.staged(null)));
+        assertEquals(null, committed.stagedFor());
+        assertEquals("disk0", committed.lowerOf());
+        Dictionary<String, Object> unmarked = DefinitionCodec.merge(current, def.lowerOf(null).staged(null));
+        assertEquals(null, unmarked.get("lower.of"));
+    }
+
+    @Test
     void ignoresFrameworkPropertiesAndReadsNonStrings() {
         Hashtable<String, Object> props = new Hashtable<>();
         props.put("service.pid", "dev.strata.device.1234");

@@ -170,11 +170,11 @@ public class CacheCommandsIT {
         assertOneLineUserError(failure("cache:stats nosuchdevice"));
         assertOneLineUserError(failure("cache:writeback slow"));
         assertOneLineUserError(failure("cache:detach slow"));
-        assertOneLineUserError(failure("cache:mode wb passthrough"));
+        assertOneLineUserError(failure("cache:mode wb fast"));
         assertTrue(failure("cache:set wb").getMessage().startsWith("usage: cache:set"));
         assertTrue(failure("cache:stats").getMessage().startsWith("usage: cache:stats"));
         assertEquals("0", stats("wb").get("writeback_threshold"));
-        assertEquals("wb: writeback (supported: writeback, writearound)", run("cache:mode wb"));
+        assertEquals("wb: writeback (supported: writeback, writethrough, writearound, passthrough)", run("cache:mode wb"));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong ops = new AtomicLong();

@@ -248,7 +248,12 @@ public class CacheCommandsIT {
             // cache:mode to writearound and back: new writes go to the backing device meanwhile
             assertEquals("wb: mode writearound (was writeback)", run("cache:mode wb writearound"));
             assertEquals("writearound", stats("wb").get("mode"));
-            assertEquals("wb: mode writeback (was writearound)", run("cache:mode wb writeback"));
+            assertEquals("wb: mode writethrough (was writearound)", run("cache:mode wb writethrough"));
+            assertEquals("writethrough", stats("wb").get("mode"));
+            assertEquals("wb: mode passthrough (was writethrough)", run("cache:mode wb passthrough"));
+            assertEquals("passthrough", stats("wb").get("mode"));
+            assertEquals("nothing lost switching modes", 0, region0.verifyAll());
+            assertEquals("wb: mode writeback (was passthrough)", run("cache:mode wb writeback"));
 
             // new dirty data in a second region, then detach while a client keeps doing verified I/O
             CheckedBlocks region1 = new CheckedBlocks(1, BLOCKS, h, stop, ops, mismatches, errors, new CountDownLatch(1));

@@ -170,11 +170,11 @@ public class CacheCommandsIT {
         assertOneLineUserError(failure("cache:stats nosuchdevice"));
         assertOneLineUserError(failure("cache:writeback slow"));
         assertOneLineUserError(failure("cache:detach slow"));
-        assertOneLineUserError(failure("cache:mode wb passthrough"));
+        assertOneLineUserError(failure("cache:mode wb fast"));
         assertTrue(failure("cache:set wb").getMessage().startsWith("usage: cache:set"));
         assertTrue(failure("cache:stats").getMessage().startsWith("usage: cache:stats"));
         assertEquals("0", stats("wb").get("writeback_threshold"));
-        assertEquals("wb: writeback (supported: writeback, writearound)", run("cache:mode wb"));
+        assertEquals("wb: writeback (supported: writeback, writethrough, writearound, passthrough)", run("cache:mode wb"));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong ops = new AtomicLong();
@@ -248,7 +248,12 @@ public class CacheCommandsIT {
             // cache:mode to writearound and back: new writes go to the backing device meanwhile
             assertEquals("wb: mode writearound (was writeback)", run("cache:mode wb writearound"));
             assertEquals("writearound", stats("wb").get("mode"));
-            assertEquals("wb: mode writeback (was writearound)", run("cache:mode wb writeback"));
+            assertEquals("wb: mode writethrough (was writearound)", run("cache:mode wb writethrough"));
+            assertEquals("writethrough", stats("wb").get("mode"));
+            assertEquals("wb: mode passthrough (was writethrough)", run("cache:mode wb passthrough"));
+            assertEquals("passthrough", stats("wb").get("mode"));
+            assertEquals("nothing lost switching modes", 0, region0.verifyAll());
+            assertEquals("wb: mode writeback (was passthrough)", run("cache:mode wb writeback"));
 
             // new dirty data in a second region, then detach while a client keeps doing verified I/O
             CheckedBlocks region1 = new CheckedBlocks(1, BLOCKS, h, stop, ops, mismatches, errors, new CountDownLatch(1));

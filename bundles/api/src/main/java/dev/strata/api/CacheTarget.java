@@ -27,6 +27,16 @@ public interface CacheTarget extends Target {
     void setMode(CacheMode mode) throws IOException;
 
     /**
+     * The tunable key whose value is the mode's {@link CacheMode#label()}: {@code cache:mode}
+     * persists the new mode under it (like {@code dev:message --persist}), so that the mode
+     * survives a restart; {@code message(key, label)} sets the mode without draining. Null: the
+     * mode is not persisted (it starts as the policy's default).
+     */
+    default String modeTunable() {
+        return null;
+    }
+
+    /**
      * The argument key naming the lower device that holds the authoritative data — the one a
      * detached cache leaves behind ({@code backing}, {@code origin}).
      */

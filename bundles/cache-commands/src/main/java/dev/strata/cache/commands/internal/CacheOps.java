@@ -119,7 +119,9 @@ final class CacheOps {
 
     /** {@code cache:mode DEV MODE}: drains first (with progress) if the mode cannot hold dirty data. */
     String mode(String device, CacheMode mode, PrintStream out) throws IOException, Cancelled {
-        return call(device, t -> {
+        String[] persistKey = new String[1];
+        String done = call(device, t -> {
+            persistKey[0] = t.modeTunable();
             CacheMode old = t.mode();
             if (!t.supportedModes().contains(mode)) {
                 throw new InvalidArgumentException(Render.unsupported(device, mode, t.supportedModes()));
@@ -143,6 +145,12 @@ final class CacheOps {
             p.end();
             return Render.modeChanged(device, mode, old);
         });
+        if (persistKey[0] != null) {
+            // stored like dev:message --persist so the mode survives a restart; the target is in
+            // the mode already, and setting its tunable again does not drain
+            manager.message(device, persistKey[0], mode.label(), true);
+        }
+        return done;
     }
 
     /**

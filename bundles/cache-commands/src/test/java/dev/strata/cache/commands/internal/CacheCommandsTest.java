@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -441,12 +442,21 @@ class CacheCommandsTest {
         assertEquals(0, cache().dirtyBlocks());
         assertTrue(output().contains("writeback wb: 0 of 600 blocks left (100%)"), output());
         verify(true);
+        String key = cache().modeTunable();
+        if (key != null) { // persisted, so the mode survives a restart
+            assertEquals(clean, manager.persisted.get("wb " + key));
+        }
         assertEquals("wb: already " + clean, run("cache:mode wb " + clean));
         assertEquals("wb: mode writeback (was " + clean + ")", run("cache:mode wb writeback"));
         assertEquals(CacheMode.WRITEBACK, cache().mode());
 
-        String u = error("cache:mode wb " + subject.unsupported.label());
-        assertTrue(u.startsWith("wb: mode " + subject.unsupported.label() + " is not supported by this cache; use writeback, "), u);
+        if (subject.unsupported != null) {
+            String u = error("cache:mode wb " + subject.unsupported.label());
+            assertTrue(u.startsWith("wb: mode " + subject.unsupported.label() + " is not supported by this cache; use writeback, "), u);
+            assertFalse(u.contains("\n"), u);
+        } else {
+            assertEquals(Set.copyOf(List.of(CacheMode.values())), cache().supportedModes());
+        }
         assertTrue(error("cache:mode wb fast").startsWith("unknown cache mode 'fast'"));
         assertEquals(CacheMode.WRITEBACK, cache().mode());
     }

@@ -15,7 +15,7 @@ import dev.strata.testsupport.target.SimpleTargetContext;
  * the manager builds it) and {@link MemCache}, which shares nothing with it but the cache API.
  */
 enum Subject {
-    WRITEBOOST("writeboost", "backing", CacheMode.WRITEAROUND, CacheMode.PASSTHROUGH, "writeback_threshold", "50", "101") {
+    WRITEBOOST("writeboost", "backing", CacheMode.WRITEAROUND, null, "writeback_threshold", "50", "101") {
         @Override
         CacheTarget open(BlockDevice slow) throws IOException {
             // writeback_threshold=0: no background writeback, so data stays dirty until asked;
@@ -47,7 +47,7 @@ enum Subject {
     final String lowerArgument;
     /** The mode a detach must choose. */
     final CacheMode cleanMode;
-    /** A mode this policy does not support. */
+    /** A mode this policy does not support (null: it supports every mode). */
     final CacheMode unsupported;
     final String tunable;
     final String goodValue;

@@ -33,7 +33,19 @@ final class Bypass {
      * written only after the backing device is flushed).
      */
     void bypass(long from, long to, boolean invalidate, BackingOp op) throws IOException {
+        bypass(from, to, invalidate, null, op);
+    }
+
+    /**
+     * {@link #bypass(long, long, boolean, BackingOp)}, and then (writethrough) stages the blocks
+     * written, {@code written} holding them from its position on, as clean copies for the injector.
+     * A block is staged only if no other write touched it while this one ran and no other bypass
+     * of it is in flight: then the backing device holds exactly this data, which is what a clean
+     * copy claims. Later writes void the staged copy as they void staged read misses.
+     */
+    void bypass(long from, long to, boolean invalidate, ByteBuffer written, BackingOp op) throws IOException {
         long[] range = {from, to};
+        long before = 0;
         long deadline = log.deadline();
         // log order: every write acknowledged before this one is durable before it reaches the
         // backing device, and every record sealed after it flushes the backing device first, so
@@ -49,6 +61,8 @@ final class Bypass {
             try {
                 log.checkFailure();
                 log.bypassRanges.add(range);
+                // -1: staging was off when this write began, so touches meanwhile went unrecorded
+                before = log.readCache.active() ? log.readCache.snapshot() : -1;
                 while (log.writebackOverlaps(from, to)) {
                     try {
                         log.await(deadline, "writeback of the blocks being bypassed");
@@ -79,9 +93,13 @@ final class Bypass {
             stats.busy.end();
             log.lock.lock();
             try {
+                boolean[] stageable = ok && written != null && before >= 0 ? stageable(from, to, range, before) : null;
                 // staged read-cache copies of the range read before this point are stale (even
                 // if the op failed: it may have changed part of the range)
                 log.readCache.touchRange(from, to);
+                if (stageable != null) {
+                    stage(from, to, written, stageable);
+                }
                 // even a failed op may have left data in the backing device's volatile cache, and
                 // a read may copy it into the log as a CLEAN entry: flush it before later records
                 log.backingFlushPending = true;
@@ -120,6 +138,37 @@ final class Bypass {
                 log.signal();
                 log.lock.unlock();
             }
+        }
+    }
+
+    /** Which blocks of a finished writethrough bypass may be staged (see above). Lock held. */
+    private boolean[] stageable(long from, long to, long[] own, long before) {
+        boolean[] out = new boolean[(int) (to - from)];
+        for (long b = from; b < to; b++) {
+            boolean other = false;
+            for (long[] r : log.bypassRanges) {
+                if (r != own && r[0] <= b && b < r[1]) {
+                    other = true;
+                    break;
+                }
+            }
+            out[(int) (b - from)] = !other && !log.readCache.stale(b, before);
+        }
+        return out;
+    }
+
+    /** Stages the stageable blocks with a stamp taken after this write's own touch. Lock held. */
+    private void stage(long from, long to, ByteBuffer written, boolean[] stageable) {
+        long snap = log.readCache.snapshot();
+        boolean any = false;
+        int base = written.position();
+        for (long b = from; b < to; b++) {
+            if (stageable[(int) (b - from)]) {
+                any |= log.readCache.stage(b, written, base + (int) ((b - from) * BS), snap);
+            }
+        }
+        if (any) {
+            log.injectWake.signal();
         }
     }
 

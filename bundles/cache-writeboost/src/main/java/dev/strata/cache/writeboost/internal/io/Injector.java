@@ -49,7 +49,8 @@ final class Injector {
         Tunables t = log.tunables();
         // a cached copy is at least as new; a bypass in flight changes the backing device (and
         // relies on no clean copy of its range entering the index meanwhile)
-        if (t.readCacheThreshold() == 0 || t.writeAround() || log.failure != null || block >= log.size / BS
+        // writethrough stages the blocks it wrote even with read caching off; passthrough caches nothing
+        if ((t.readCacheThreshold() == 0 && !t.writethrough()) || t.writeAround() || t.passthrough() || log.failure != null || block >= log.size / BS
                 || log.map.get(block) >= 0 || log.bypassOverlaps(block)) {
             return ReadCacheInjector.Outcome.DROPPED;
         }
@@ -84,7 +85,7 @@ final class Injector {
 
     /** Allocates the staging area (once) when read caching is on. */
     void activateReadCache() {
-        if (log.tunables().readCacheThreshold() > 0) {
+        if (log.tunables().readCacheThreshold() > 0 || log.tunables().writethrough()) {
             log.lock.lock();
             try {
                 log.readCache.activate();

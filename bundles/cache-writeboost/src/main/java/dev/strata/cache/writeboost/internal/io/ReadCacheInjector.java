@@ -96,6 +96,11 @@ final class ReadCacheInjector {
         active = true;
     }
 
+    /** Whether the staging area exists (read caching or writethrough was on once). */
+    boolean active() {
+        return active;
+    }
+
     /**
      * Whether a read of {@code len} bytes at {@code offset} may stage its misses: read caching is
      * on and the sequential run the read belongs to is at most {@code thresholdBlocks} long.

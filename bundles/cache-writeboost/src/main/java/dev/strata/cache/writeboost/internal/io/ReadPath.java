@@ -83,6 +83,18 @@ final class ReadPath {
             return;
         }
         long t0 = log.clock.nanoTime();
+        if (log.tunables().passthrough() && clean()) {
+            // passthrough with nothing dirty: the backing device holds every block, and a clean
+            // copy could only repeat it; a dirty block (a sub-block write merged in the log, or
+            // one from before the switch) is served through the cache as usual
+            int base = dst.position();
+            log.backing.read(offset, dst.duplicate().limit(base + len));
+            dst.position(base + len);
+            stats.readsPassedThrough.increment();
+            stats.busy.op();
+            stats.readLatency.recordSince(t0);
+            return;
+        }
         long end = offset + len;
         long first = offset >>> Layout.BLOCK_SHIFT;
         int n = (int) (((end - 1) >>> Layout.BLOCK_SHIFT) - first + 1);
@@ -99,7 +111,7 @@ final class ReadPath {
         byte[][] partials = null;
         int base = dst.position();
         Tunables rt = log.tunables();
-        boolean stage = log.readCache.wants(offset, len, rt.readCacheThreshold(), rt.writeAround());
+        boolean stage = log.readCache.wants(offset, len, rt.readCacheThreshold(), rt.writeAround() || rt.passthrough());
         long snap = 0;
         for (int attempt = 0;; attempt++) {
             boolean anyDevice = false;
@@ -271,6 +283,17 @@ final class ReadPath {
             if (any) {
                 log.injectWake.signal();
             }
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
+    /** Whether no block is dirty now. */
+    private boolean clean() throws IOException {
+        log.lock.lock();
+        try {
+            log.checkFailure();
+            return log.dirty == 0;
         } finally {
             log.lock.unlock();
         }

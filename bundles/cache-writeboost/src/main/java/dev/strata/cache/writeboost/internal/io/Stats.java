@@ -18,6 +18,8 @@ final class Stats {
     final Counters.Counter readHits = readCounters.counter("read_hits");
     final Counters.Counter readMisses = readCounters.counter("read_misses");
     final Counters.Counter readPartial = readCounters.counter("read_partial_hits");
+    /** Reads served straight from the backing device (passthrough). */
+    final Counters.Counter readsPassedThrough = readCounters.counter("reads_passed_through");
     final Counters writeCounters = new Counters();
     final Counters.Counter writeHits = writeCounters.counter("write_hits");
     final Counters.Counter writesCached = writeCounters.counter("writes_cached");

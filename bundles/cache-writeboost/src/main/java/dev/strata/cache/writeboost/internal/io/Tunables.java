@@ -1,5 +1,6 @@
 package dev.strata.cache.writeboost.internal.io;
 
+import dev.strata.api.CacheMode;
 import dev.strata.cache.support.tunables.Tunable;
 import dev.strata.cache.support.tunables.TunableTable;
 import java.util.List;
@@ -21,9 +22,11 @@ public final class Tunables {
     public static final String BYPASS_THRESHOLD = "bypass_threshold";
     public static final String SEQUENTIAL_CUTOFF = "sequential_cutoff";
     public static final String WRITE_AROUND = "write_around";
+    public static final String CACHE_MODE = "cache_mode";
     public static final String CONTROLLER = "writeback.controller";
     public static final String IO_TIMEOUT = "io_timeout_ms";
 
+    private static final Set<String> MODE_LABELS = Set.of("writeback", "writethrough", "writearound", "passthrough");
     private static final String TOO_SMALL = "is too small; use 0 (off) or at least 4096 bytes";
     static final Tunable<Long> T_WRITEBACK_THRESHOLD = Tunable.number(WRITEBACK_THRESHOLD, 70, 0, 100,
             "write back in the background only while the backing device is less busy than this, in percent "
@@ -45,6 +48,11 @@ public final class Tunables {
             .check(v -> v == 0 || v >= 4096, TOO_SMALL);
     static final Tunable<Boolean> T_WRITE_AROUND = Tunable.bool(WRITE_AROUND, false,
             "every write goes to the backing device (used to drain a cache)");
+    static final Tunable<String> T_CACHE_MODE = Tunable.name(CACHE_MODE, "writeback",
+            "writeback, writethrough (writes go to the backing device and are also cached clean), writearound "
+                    + "(writes go to the backing device only) or passthrough (the cache is neither read nor written); "
+                    + "cache:mode sets it, draining first")
+            .check(v -> MODE_LABELS.contains(v), "is not a mode; use writeback, writethrough, writearound or passthrough");
     static final Tunable<String> T_CONTROLLER = Tunable.name(CONTROLLER, "modulator",
             "name of the WritebackController service that paces writeback (builtin: the cache's own, also used while the named one is missing)");
     static final Tunable<Long> T_IO_TIMEOUT = Tunable.number(IO_TIMEOUT, 60_000, 1000, 3_600_000,
@@ -52,7 +60,7 @@ public final class Tunables {
 
     /** The table, in display order. */
     public static final TunableTable TABLE = new TunableTable("writeboost", List.of(T_WRITEBACK_THRESHOLD, T_BATCH,
-            T_RECORD, T_SYNC, T_READ_CACHE, T_BYPASS, T_CUTOFF, T_WRITE_AROUND, T_CONTROLLER, T_IO_TIMEOUT));
+            T_RECORD, T_SYNC, T_READ_CACHE, T_BYPASS, T_CUTOFF, T_WRITE_AROUND, T_CACHE_MODE, T_CONTROLLER, T_IO_TIMEOUT));
 
     /** Every tunable key, in display order. */
     public static final Set<String> KEYS = TABLE.keys();
@@ -69,6 +77,7 @@ public final class Tunables {
     private final long bypassThreshold;
     private final long sequentialCutoff;
     private final boolean writeAround;
+    private final CacheMode mode;
     private final String controller;
     private final long ioTimeoutMillis;
 
@@ -81,7 +90,10 @@ public final class Tunables {
         this.readCacheThreshold = v.get(T_READ_CACHE).intValue();
         this.bypassThreshold = v.get(T_BYPASS);
         this.sequentialCutoff = v.get(T_CUTOFF);
-        this.writeAround = v.get(T_WRITE_AROUND);
+        // write_around=true is the older spelling of cache_mode=writearound, kept for stored definitions
+        CacheMode m = CacheMode.parse(v.get(T_CACHE_MODE));
+        this.mode = v.get(T_WRITE_AROUND) ? CacheMode.WRITEAROUND : m;
+        this.writeAround = mode == CacheMode.WRITEAROUND;
         this.controller = v.get(T_CONTROLLER);
         this.ioTimeoutMillis = v.get(T_IO_TIMEOUT);
     }
@@ -134,8 +146,29 @@ public final class Tunables {
         return sequentialCutoff;
     }
 
+    /** Write-around: every full-block write goes to the backing device only. */
     public boolean writeAround() {
         return writeAround;
+    }
+
+    /** The cache mode in effect (write_around=true counts as writearound). */
+    public CacheMode mode() {
+        return mode;
+    }
+
+    /** Full-block writes go to the backing device (writearound, writethrough, passthrough). */
+    public boolean writesToBacking() {
+        return mode != CacheMode.WRITEBACK;
+    }
+
+    /** The cache is neither read nor written (passthrough). */
+    public boolean passthrough() {
+        return mode == CacheMode.PASSTHROUGH;
+    }
+
+    /** Written full blocks are also cached as clean copies (writethrough). */
+    public boolean writethrough() {
+        return mode == CacheMode.WRITETHROUGH;
     }
 
     public String controller() {

@@ -37,7 +37,7 @@ final class WritePath {
         long t0 = log.clock.nanoTime();
         if (len > 0) {
             Tunables t = log.tunables();
-            boolean bypass = t.writeAround() || (t.bypassThreshold() > 0 && len >= t.bypassThreshold())
+            boolean bypass = t.writesToBacking() || (t.bypassThreshold() > 0 && len >= t.bypassThreshold())
                     || sequential(offset, len, t.sequentialCutoff());
             long a = (offset + BS - 1) & -BS;
             long b = (offset + len) & -BS;
@@ -47,7 +47,10 @@ final class WritePath {
                     writeCached(offset, src.duplicate().limit(base + (int) (a - offset)));
                 }
                 ByteBuffer mid = src.duplicate().position(base + (int) (a - offset)).limit(base + (int) (b - offset));
-                parts.bypass.bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, true, () -> log.backing.write(a, mid, 0));
+                // writethrough: the blocks written are also cached, clean (staged for the injector)
+                ByteBuffer written = t.writethrough() ? mid.duplicate() : null;
+                parts.bypass.bypass(a >>> Layout.BLOCK_SHIFT, b >>> Layout.BLOCK_SHIFT, true, written,
+                        () -> log.backing.write(a, mid, 0));
                 if (b < offset + len) {
                     writeCached(b, src.duplicate().position(base + (int) (b - offset)));
                 }

@@ -99,6 +99,7 @@ public final class WriteboostCache implements CacheTarget {
     private final Daemon recordUpdater;
     private final Daemon dataSync;
     final Daemon injector;
+    private final Messages messages;
 
     /**
      * Opens (formatting a blank device, or any device when {@code format} is true and it does not
@@ -143,6 +144,7 @@ public final class WriteboostCache implements CacheTarget {
         parts.record = new RecordUpdater(parts);
         parts.sync = new DataSync(parts);
         parts.injector = new Injector(parts);
+        this.messages = new Messages(parts);
         String dev = name == null ? "writeboost" : name;
         ReentrantLock lock = log.lock;
         Condition changed = log.changed;
@@ -403,40 +405,7 @@ public final class WriteboostCache implements CacheTarget {
 
     @Override
     public void message(String key, String value) throws IOException {
-        switch (key) {
-            case "writeback":
-                if (!"all".equals(value)) {
-                    throw new InvalidArgumentException("writeboost: writeback=" + value + " is not an action; use writeback=all");
-                }
-                log.lock.lock();
-                try {
-                    log.checkFailure();
-                    log.forceWriteback = true;
-                    log.signal();
-                } finally {
-                    log.lock.unlock();
-                }
-                return;
-            case "invalidate":
-                if (!"all".equals(value)) {
-                    throw new InvalidArgumentException("writeboost: invalidate=" + value + " is not an action; use invalidate=all");
-                }
-                invalidateAll();
-                return;
-            default:
-                if (ControllerBinding.isSetting(key)) {
-                    parts.writeback.setControllerSetting(key, value);
-                    return;
-                }
-                log.tunableCell.update(t -> t.with(key, value));
-                log.lock.lock();
-                try {
-                    log.signal();
-                } finally {
-                    log.lock.unlock();
-                }
-                parts.injector.activateReadCache();
-        }
+        messages.apply(key, value);
     }
 
     /**
@@ -468,11 +437,13 @@ public final class WriteboostCache implements CacheTarget {
         parts.injector.stopInjector(); // nothing enters the log after the flush below
         try {
             parts.flush.flush();
-            if (log.tunables().writeAround()) {
+            if (log.tunables().writesToBacking()) {
                 // a cache being drained (cache:detach, a swap to another policy) is suspended or
-                // closed with client I/O quiesced: sub-block writes are still cached under
-                // write_around, so whatever arrived since the last writeback=all / invalidate=all
-                // must reach the backing device now, and nothing may stay warm in the log
+                // closed with client I/O quiesced: sub-block writes are still cached in the
+                // modes that send writes to the backing device, so whatever arrived since the last
+                // writeback=all / invalidate=all must reach the backing device now, and nothing
+                // may stay warm in the log (writethrough's clean copies included: a detached
+                // backing device changes without the cache seeing it)
                 writebackAll();
                 invalidateAll();
             }
@@ -553,11 +524,11 @@ public final class WriteboostCache implements CacheTarget {
 
     // ---- the cache API ----
 
-    private static final Set<CacheMode> MODES = Set.of(CacheMode.WRITEBACK, CacheMode.WRITEAROUND);
+    private static final Set<CacheMode> MODES = Set.of(CacheMode.values());
 
     @Override
     public CacheMode mode() {
-        return log.tunables().writeAround() ? CacheMode.WRITEAROUND : CacheMode.WRITEBACK;
+        return log.tunables().mode();
     }
 
     @Override
@@ -565,13 +536,27 @@ public final class WriteboostCache implements CacheTarget {
         return MODES;
     }
 
+    /**
+     * Sets the mode (the {@code cache_mode} tunable; {@code write_around} is cleared, its older
+     * spelling). A mode that cannot hold dirty data is set at once — it already keeps new
+     * full-block writes out of the log — and then refused while blocks are dirty, as the contract
+     * says; the caller drains and calls again.
+     */
     @Override
     public void setMode(CacheMode mode) throws IOException {
-        if (!MODES.contains(mode)) {
-            throw new InvalidArgumentException("writeboost: mode " + mode.label()
-                    + " is not supported; use writeback or writearound");
+        message(Tunables.CACHE_MODE, mode.label());
+        if (!mode.holdsDirtyData()) {
+            long dirty = dirtyBlocks();
+            if (dirty > 0) {
+                throw new InvalidArgumentException("writeboost: " + dirty + " blocks are dirty; write them back "
+                        + "(writeback=all) before the mode is " + mode.label());
+            }
         }
-        message(Tunables.WRITE_AROUND, Boolean.toString(mode == CacheMode.WRITEAROUND));
+    }
+
+    @Override
+    public String modeTunable() {
+        return Tunables.CACHE_MODE;
     }
 
     @Override

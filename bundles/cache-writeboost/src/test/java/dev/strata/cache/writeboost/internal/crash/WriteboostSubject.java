@@ -36,6 +36,21 @@ final class WriteboostSubject implements CrashTestSubject {
                 bypassing().tunables.with(Tunables.READ_CACHE_THRESHOLD, "8"));
     }
 
+    /**
+     * cache_mode=writethrough with read caching: full-block writes go to the backing device and
+     * are staged as clean copies (the injector runs as in {@link #readCaching()}); sub-block
+     * writes still merge in the log.
+     */
+    static WriteboostSubject writethrough() {
+        return new WriteboostSubject("writeboost-writethrough",
+                cached().tunables.with(Tunables.CACHE_MODE, "writethrough").with(Tunables.READ_CACHE_THRESHOLD, "8"));
+    }
+
+    /** cache_mode=passthrough: reads and full-block writes go to the backing device only. */
+    static WriteboostSubject passthrough() {
+        return new WriteboostSubject("writeboost-passthrough", cached().tunables.with(Tunables.CACHE_MODE, "passthrough"));
+    }
+
     /** Everything through the log. */
     static WriteboostSubject cached() {
         return new WriteboostSubject("writeboost", Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "0")
@@ -71,7 +86,7 @@ final class WriteboostSubject implements CrashTestSubject {
     private BlockDevice open(List<BlockDevice> d) throws IOException {
         WriteboostCache wb = WriteboostCache.open(name, d.get(0), d.get(1), false, tunables,
                 WriteboostCache.Options.defaults().manual(), null);
-        return tunables.readCacheThreshold() > 0 ? new Injecting(wb) : wb;
+        return tunables.readCacheThreshold() > 0 || tunables.writethrough() ? new Injecting(wb) : wb;
     }
 
     /** Runs the read-cache injector around the target's writes (see {@link #readCaching()}). */
@@ -126,13 +141,14 @@ final class WriteboostSubject implements CrashTestSubject {
     }
 
     /**
-     * Writes through the log keep the log property; a bypassed write goes to the backing device
+     * Writes through the log keep the log property; a bypassed write (and every full-block write
+     * in writethrough and passthrough) goes to the backing device
      * as it is and can be torn by a crash like any write to a disk, so with bypass only the
      * durability model holds.
      */
     @Override
     public boolean logStructured() {
-        return !name.endsWith("bypass");
+        return !name.endsWith("bypass") && !tunables.writesToBacking();
     }
 
     @Override

@@ -1,0 +1,117 @@
+package dev.strata.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.Map;
+
+import javax.inject.Inject;
+
+import org.apache.felix.service.command.CommandProcessor;
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Converter;
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.OptionUtils;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+
+import dev.strata.api.DeviceManager;
+
+/**
+ * feature:list|install|uninstall on the distribution's bundle set, with the distribution's own
+ * features/ and repository/ directories: a feature nobody uses goes down (its target type with
+ * it) and comes back live; a feature in use is refused, naming the device.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class FeatureCommandsIT {
+
+    @Inject
+    CommandProcessor processor;
+
+    @Inject
+    DeviceManager manager;
+
+    private CommandSession session;
+
+    @Configuration
+    public Option[] config() {
+        return OptionUtils.combine(StrataOptions.distribution(StrataOptions.workDir("feature-commands")),
+                frameworkProperty("strata.features.dir").value(StrataOptions.distribution().resolve("features").toString()),
+                frameworkProperty("strata.repository.dir").value(StrataOptions.distribution().resolve("repository").toString()));
+    }
+
+    @Before
+    public void open() {
+        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(), new ByteArrayOutputStream());
+    }
+
+    @After
+    public void close() {
+        session.close();
+    }
+
+    private String run(String command) throws Exception {
+        Object result = session.execute(command);
+        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+    }
+
+    private boolean hasType(String type) {
+        return manager.targetTypes().stream().anyMatch(t -> t.type().equals(type));
+    }
+
+    private static String line(String list, String feature) {
+        return list.lines().filter(l -> l.startsWith(feature + " ")).findFirst().orElse("(no line for " + feature + ")");
+    }
+
+    @Test
+    public void uninstallInstallAndRefuseWhileInUse() throws Exception {
+        Await.until("the memory target type", 60, () -> hasType("memory"));
+        String list = run("feature:list");
+        for (String f : new String[] {"strata-core", "strata-drivers", "strata-shell", "strata-testkit", "strata-writeboost"}) {
+            assertTrue(list, line(list, f).contains(" installed"));
+        }
+
+        assertEquals("uninstalled strata-drivers", run("feature:uninstall strata-drivers").trim());
+        Await.until("the memory target type to go", 60, () -> !hasType("memory"));
+        assertTrue(line(run("feature:list"), "strata-drivers").contains("not installed"));
+        assertTrue(hasType("delay")); // the other features stay up
+
+        assertEquals("installed strata-drivers", run("feature:install strata-drivers").trim());
+        Await.until("the memory target type back", 60, () -> hasType("memory"));
+        manager.create("fmem0", "memory", Map.of("size", "1M"));
+        assertTrue(line(run("feature:list"), "strata-drivers").contains(" installed"));
+
+        String refused = run("feature:uninstall strata-drivers");
+        assertEquals(1, refused.trim().lines().count());
+        assertTrue(refused, refused.contains("in use by devices fmem0 (memory)"));
+        assertTrue("a refused uninstall changes nothing", hasType("memory"));
+
+        manager.remove("fmem0");
+    }
+
+    @Test
+    public void badInputGetsOneLineAndChangesNothing() throws Exception {
+        Await.until("the delay target type", 60, () -> hasType("delay"));
+        String unknown = run("feature:install strata-nosuch");
+        assertEquals(unknown, 1, unknown.trim().lines().count());
+        assertTrue(unknown, unknown.contains("no feature strata-nosuch (features: "));
+        assertTrue(unknown, unknown.contains("strata-drivers"));
+        assertTrue(run("feature:uninstall nosuch").contains("no feature nosuch (features: "));
+        String needed = run("feature:uninstall strata-core");
+        assertTrue(needed, needed.contains("is needed by installed"));
+        assertFalse(needed, needed.contains("Exception"));
+        assertTrue(run("feature:install").startsWith("usage: feature:install"));
+        assertTrue(hasType("delay"));
+    }
+}

@@ -7,6 +7,10 @@ import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 import javax.inject.Inject;
@@ -25,6 +29,9 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+
 import dev.strata.api.DeviceManager;
 
 /**
@@ -42,13 +49,24 @@ public class FeatureCommandsIT {
     @Inject
     DeviceManager manager;
 
+    @Inject
+    BundleContext context;
+
     private CommandSession session;
 
     @Configuration
     public Option[] config() {
-        return OptionUtils.combine(StrataOptions.distribution(StrataOptions.workDir("feature-commands")),
+        Path work = StrataOptions.workDir("feature-commands");
+        // a repository of its own (not the distribution's), for the test that installs from it
+        Path repository = work.resolve("repository");
+        try {
+            Files.createDirectories(repository);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return OptionUtils.combine(StrataOptions.distribution(work),
                 frameworkProperty("strata.features.dir").value(StrataOptions.distribution().resolve("features").toString()),
-                frameworkProperty("strata.repository.dir").value(StrataOptions.distribution().resolve("repository").toString()));
+                frameworkProperty("strata.repository.dir").value(repository.toString()));
     }
 
     @Before
@@ -113,5 +131,40 @@ public class FeatureCommandsIT {
         assertFalse(needed, needed.contains("Exception"));
         assertTrue(run("feature:install").startsWith("usage: feature:install"));
         assertTrue(hasType("delay"));
+    }
+
+    /** A feature whose bundle is not in the framework comes from the repository directory, live. */
+    @Test
+    public void installTakesMissingBundlesFromTheRepository() throws Exception {
+        Await.until("the delay target type", 60, () -> hasType("delay"));
+        Bundle testkit = null;
+        for (Bundle b : context.getBundles()) {
+            if ("dev.strata.testkit".equals(b.getSymbolicName())) {
+                testkit = b;
+            }
+        }
+        assertTrue("the test kit bundle is installed", testkit != null);
+        Path shipped = StrataOptions.bundleJar("dev.strata.testkit");
+        testkit.uninstall(); // as in a distribution that does not ship it in bundle/
+        Await.until("the delay target type to go", 60, () -> !hasType("delay"));
+        assertTrue(line(run("feature:list"), "strata-testkit").contains("not installed"));
+
+        Path repository = Path.of(context.getProperty("strata.repository.dir"));
+        String missing = run("feature:install strata-testkit");
+        assertEquals(missing, 1, missing.trim().lines().count());
+        assertTrue(missing, missing.contains("not in the repository " + repository + ": " + shipped.getFileName()));
+        assertFalse("a refused install changes nothing", hasType("delay"));
+
+        Files.copy(shipped, repository.resolve(shipped.getFileName()));
+        assertEquals("installed strata-testkit", run("feature:install strata-testkit").trim());
+        Await.until("the delay target type back", 60, () -> hasType("delay"));
+        boolean fromRepository = false;
+        for (Bundle b : context.getBundles()) {
+            if ("dev.strata.testkit".equals(b.getSymbolicName()) && b.getState() == Bundle.ACTIVE) {
+                fromRepository = b.getLocation().equals(repository.resolve(shipped.getFileName()).toUri().toString());
+            }
+        }
+        assertTrue("installed from the repository directory", fromRepository);
+        assertTrue(line(run("feature:list"), "strata-testkit").contains(" installed"));
     }
 }

@@ -116,6 +116,16 @@ public class FeatureCommandsIT {
         assertTrue("a refused uninstall changes nothing", hasType("memory"));
 
         manager.remove("fmem0");
+
+        // a bundle two features name (the cache: commands) stays up for the one still installed
+        assertEquals("uninstalled strata-writecache", run("feature:uninstall strata-writecache").trim());
+        Await.until("the writecache target type to go", 60, () -> !hasType("writecache"));
+        String after = run("feature:list");
+        assertTrue(after, line(after, "strata-writecache").contains("not installed"));
+        assertTrue(after, line(after, "strata-writeboost").contains(" installed"));
+        assertTrue(run("cache:controllers"), hasType("writeboost"));
+        assertEquals("installed strata-writecache", run("feature:install strata-writecache").trim());
+        Await.until("the writecache target type back", 60, () -> hasType("writecache"));
     }
 
     @Test

@@ -69,15 +69,35 @@ final class FeatureBundles {
         return b.getState() == Bundle.ACTIVE || b.getState() == Bundle.STARTING;
     }
 
+    /**
+     * Installed: every bundle up. Not installed: none up but those another installed feature also
+     * names (the cache: commands stay up for writeboost when writecache is uninstalled).
+     */
     State state(String feature) {
-        int up = 0;
-        List<ID> bundles = set.bundles(feature);
-        for (ID id : bundles) {
-            if (find(id).filter(this::up).isPresent()) {
-                up++;
+        if (allUp(feature)) {
+            return State.INSTALLED;
+        }
+        Set<ID> others = new LinkedHashSet<>();
+        for (String f : set.names()) {
+            if (!f.equals(feature) && allUp(f)) {
+                others.addAll(set.bundles(f));
             }
         }
-        return up == bundles.size() ? State.INSTALLED : up == 0 ? State.NOT_INSTALLED : State.PARTIAL;
+        for (ID id : set.bundles(feature)) {
+            if (!others.contains(id) && find(id).filter(this::up).isPresent()) {
+                return State.PARTIAL;
+            }
+        }
+        return State.NOT_INSTALLED;
+    }
+
+    private boolean allUp(String feature) {
+        for (ID id : set.bundles(feature)) {
+            if (find(id).filter(this::up).isEmpty()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The installed features that name {@code feature} as needed. */
@@ -177,7 +197,7 @@ final class FeatureBundles {
     List<String> stop(String feature) throws BundleException {
         Set<ID> shared = new LinkedHashSet<>();
         for (String f : set.names()) {
-            if (!f.equals(feature) && state(f) == State.INSTALLED) {
+            if (!f.equals(feature) && allUp(f)) {
                 shared.addAll(set.bundles(f));
             }
         }

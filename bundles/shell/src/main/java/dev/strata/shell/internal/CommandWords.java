@@ -70,7 +70,10 @@ final class CommandWords {
             Map.entry("cache:check", "DEVICE"),
             Map.entry("nbd:export", "DEVICE"),
             Map.entry("nbd:exports", ""),
-            Map.entry("nbd:unexport", "EXPORT"));
+            Map.entry("nbd:unexport", "EXPORT"),
+            Map.entry("feature:list", ""),
+            Map.entry("feature:install", "FEATURE…"),
+            Map.entry("feature:uninstall", "FEATURE"));
 
     private CommandWords() {
     }

@@ -110,6 +110,9 @@ final class DirectTarget implements Target {
 
     /** Checks the spec and the file system, creates or grows the file if asked, opens it with O_DIRECT. */
     static DirectTarget open(FileSpec spec) throws IOException {
+        if (!DirectIo.available()) {
+            throw new InvalidArgumentException(DirectIo.UNAVAILABLE); // before the file is created or grown
+        }
         FileSpec.Plan plan = spec.check();
         int align = alignment(spec.path);
         if (plan.size % align != 0) {

@@ -7,15 +7,26 @@ import dev.strata.driver.support.internal.FileSpec;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Builds {@code direct} targets: {@code direct path=… [size=…] [create=true]}. */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + DirectTarget.TYPE)
 public class DirectTargetFactory implements TargetFactory {
+    private static final Logger LOG = LoggerFactory.getLogger(DirectTargetFactory.class);
+
+    @Activate
+    void activate() {
+        if (!DirectIo.available()) {
+            LOG.warn(DirectIo.UNAVAILABLE);
+        }
+    }
 
     @Override
     public String usage() {
-        return "direct path=FILE [size=SIZE] [create=false]  — a regular file with O_DIRECT (no page cache);"
+        return (DirectIo.available() ? "" : "[unavailable: no com.sun.nio.file] ") + "direct path=FILE [size=SIZE] [create=false]  — a regular file with O_DIRECT (no page cache);"
                 + " size a multiple of the file system block size";
     }
 

@@ -54,7 +54,14 @@ public final class FeatureSet {
 
     /** Reads every {@code *.json} of {@code dir}, in name order. */
     public static FeatureSet read(Path dir) throws IOException {
-        FeatureService service = featureService();
+        return read(dir, featureService());
+    }
+
+    /**
+     * As {@link #read(Path)} with a given Feature Service: inside a framework the service loader
+     * does not see the implementation a bundle embeds, so the bundle passes its own instance.
+     */
+    public static FeatureSet read(Path dir, FeatureService service) throws IOException {
         Map<String, Feature> byName = new LinkedHashMap<>();
         List<Path> files;
         try (Stream<Path> s = Files.list(dir)) {

@@ -70,6 +70,20 @@ public interface TargetFactory {
     }
 
     /**
+     * Whether {@code create} takes the persisted tunable {@code key} (a setting kept by
+     * {@link DeviceManager#message} with persist) among its arguments. The manager builds the
+     * target with every such tunable in {@link TargetContext#arguments()} (the tunable's value
+     * replacing an argument of the same key, being newer), so that it is in force from the target's
+     * first moment, before any background work (e.g. a cache's writeback) starts; the others are
+     * re-applied with {@link Target#message} right after the build. By default none.
+     *
+     * @since 1.5
+     */
+    default boolean buildsWithTunable(String key) {
+        return false;
+    }
+
+    /**
      * Builds (or reopens) a target. Must validate every argument before touching any device and
      * throw {@link InvalidArgumentException} with one clear line, changing nothing, on a mistake.
      */

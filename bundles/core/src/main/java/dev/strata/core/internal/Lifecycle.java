@@ -30,12 +30,26 @@ final class Lifecycle {
 
     /**
      * Builds a target of {@code entry} for {@code d} from {@code def}'s arguments over the gated
-     * views of {@code lowers}, then re-applies {@code def}'s persisted tunables (one that the
-     * target no longer takes is logged and noted in {@code last_error}; the build stands).
+     * views of {@code lowers}. The persisted tunables the factory takes as arguments
+     * ({@link dev.strata.api.TargetFactory#buildsWithTunable}) are passed among them: applied by a
+     * message after the build, they would come too late, since the target's daemons start inside
+     * {@code create} (a writeboost cache reopened with {@code writeback_threshold 0} persisted
+     * wrote back one batch at the default threshold before the message). The other tunables are
+     * re-applied right after the build (one the target no longer takes is logged and noted in
+     * {@code last_error}; the build stands).
      */
     Target build(MappedDevice d, FactoryEntry entry, DeviceDefinition def, List<String> lowers) throws IOException {
-        Target t = create(d, entry, def.arguments(), lowers);
+        Map<String, String> args = new LinkedHashMap<>(def.arguments());
+        Map<String, String> later = new LinkedHashMap<>();
         for (Map.Entry<String, String> tunable : def.tunables().entrySet()) {
+            if (takesAtBuild(entry, tunable.getKey())) {
+                args.put(tunable.getKey(), tunable.getValue());
+            } else {
+                later.put(tunable.getKey(), tunable.getValue());
+            }
+        }
+        Target t = create(d, entry, args, lowers);
+        for (Map.Entry<String, String> tunable : later.entrySet()) {
             try {
                 t.message(tunable.getKey(), tunable.getValue());
             } catch (IOException | RuntimeException e) {
@@ -45,6 +59,14 @@ final class Lifecycle {
             }
         }
         return t;
+    }
+
+    private static boolean takesAtBuild(FactoryEntry entry, String key) {
+        try {
+            return entry.factory().buildsWithTunable(key);
+        } catch (RuntimeException e) {
+            return false; // a factory that cannot say gets the tunable by message, as before
+        }
     }
 
     private Target create(MappedDevice d, FactoryEntry entry, Map<String, String> args, List<String> lowers)

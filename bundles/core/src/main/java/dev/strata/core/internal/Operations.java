@@ -160,7 +160,7 @@ final class Operations {
      * target's background work is stopped; a message could restart it or wait for it). With
      * {@code persist}, a <em>setting</em> — a key the target reports in its {@code status()}
      * afterwards — is kept in the definition (stored unless the device is transient) and
-     * re-applied after every build; an action ({@code writeback=all}) is never kept.
+     * applied at every build ({@link Lifecycle#build}); an action ({@code writeback=all}) is never kept.
      *
      * @return a note for the user when a persisted message was not kept, or null
      */

@@ -24,7 +24,8 @@ import dev.strata.api.TargetFactory;
 /**
  * {@code tcache backing=DEV cache=DEV [threshold=N]}: a pretend cache for the manager's tests.
  * I/O goes to the backing device; {@code dirty=N} sets its dirty count, {@code threshold=N} is
- * a setting (reported in status), {@code writeback=all} an action. {@link #writebackAll} blocks
+ * a setting (reported in status) that it also takes as an argument at build, {@code label=TEXT}
+ * a setting it takes only by message, {@code writeback=all} an action. {@link #writebackAll} blocks
  * until interrupted, so tests can hold a long call. It claims both devices exclusively and
  * adopts a tcache over the same devices.
  */
@@ -39,6 +40,15 @@ public final class CacheTestTarget implements CacheTarget {
         volatile CountDownLatch statusRelease = new CountDownLatch(0);
         volatile CountDownLatch statusEntered = new CountDownLatch(1);
         volatile CacheTestTarget last;
+        /** The {@code threshold} argument each target was built with, in order. */
+        final List<String> builtWithThreshold = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** Every {@code key=value} message any target got, in order. */
+        final List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public boolean buildsWithTunable(String key) {
+            return "threshold".equals(key);
+        }
 
         @Override
         public String usage() {
@@ -74,6 +84,7 @@ public final class CacheTestTarget implements CacheTarget {
             TargetArguments a = TargetArguments.of("tcache", context.arguments(), KEYS);
             CacheTestTarget t = new CacheTestTarget(this, context.lowerDevice(a.string("backing")),
                     context.lowerDeviceId(a.string("backing")), a.string("threshold", "10"));
+            builtWithThreshold.add(a.string("threshold", "(default)"));
             last = t;
             return t;
         }
@@ -84,6 +95,7 @@ public final class CacheTestTarget implements CacheTarget {
     final String backingId;
     volatile long dirty;
     volatile String threshold;
+    volatile String label = "";
     volatile boolean closed;
     final AtomicInteger suspends = new AtomicInteger();
     final AtomicInteger resumes = new AtomicInteger();
@@ -150,13 +162,16 @@ public final class CacheTestTarget implements CacheTarget {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("dirty_blocks", Long.toString(dirty));
         m.put("threshold", threshold);
+        m.put("label", label);
         m.put("backing_id", String.valueOf(backingId));
         return m;
     }
 
     @Override
     public void message(String key, String value) {
+        f.messages.add(key + "=" + value);
         switch (key) {
+            case "label" -> label = value;
             case "dirty" -> dirty = Long.parseLong(value);
             case "threshold" -> {
                 if (!value.matches("\\d+")) {

@@ -19,13 +19,13 @@ class SourceGoneTest extends ManagerFixture {
         String kept = store.putExternal(new DeviceDefinition("kept", "tfile", args("path", dir.resolve("kept.img").toString(), "size", "1M")));
         m.definitionChanged(key).get(30, TimeUnit.SECONDS);
         m.definitionChanged(kept).get(30, TimeUnit.SECONDS);
-        assertEquals(DeviceState.ACTIVE, m.info("ext").orElseThrow().state());
+        awaitActive("ext");
         m.stop();
         store.sourceDeleted(key, "dev.strata.device-ext.cfg"); // rm deploy/dev.strata.device-ext.cfg while stopped
         restart();
         assertTrue(m.info("ext").isEmpty(), "the device of a deleted file came back");
         assertFalse(store.snapshot().containsKey(key), "its definition is still stored");
-        assertEquals(DeviceState.ACTIVE, m.info("kept").orElseThrow().state());
+        awaitActive("kept");
         assertTrue(store.snapshot().containsKey(kept));
     }
 
@@ -36,7 +36,12 @@ class SourceGoneTest extends ManagerFixture {
         // the file is being replaced (an editor deletes then writes it): a running device stays
         store.sourceDeleted(key, "dev.strata.device-ext.cfg");
         m.definitionChanged(key).get(30, TimeUnit.SECONDS);
-        assertEquals(DeviceState.ACTIVE, m.info("ext").orElseThrow().state());
+        awaitActive("ext");
         assertTrue(store.snapshot().containsKey(key));
+    }
+
+    /** The build runs on the manager's own thread after the definition is applied: wait for it (bounded). */
+    private void awaitActive(String name) {
+        GateTest.await(() -> m.info(name).map(i -> i.state() == DeviceState.ACTIVE).orElse(false), name + " active");
     }
 }

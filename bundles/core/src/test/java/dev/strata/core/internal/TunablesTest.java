@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,38 @@ class TunablesTest extends ManagerFixture {
         assertEquals(Map.of("threshold", "50"), storedTunables("wb0"));
         restart();
         assertEquals("50", m.status("wb0").get("threshold"));
+    }
+
+    /**
+     * A persisted tunable the factory takes as an argument is passed at build, not by a message
+     * after it: the target's background work starts inside create and must never run with the
+     * default (a writeboost cache with writeback_threshold 0 persisted wrote back a batch at each
+     * restart before the message arrived).
+     */
+    @Test
+    void aTunableTheFactoryTakesIsInForceFromTheBuild() throws Exception {
+        cacheStack();
+        m.message("wb0", "threshold", "0", true);
+        restart();
+        assertEquals(List.of("0"), caches.builtWithThreshold);
+        assertEquals(List.of(), caches.messages);
+        assertEquals("0", m.status("wb0").get("threshold"));
+        m.reload("wb0", "tcache", args("backing", "disk0", "cache", "cache0"));
+        assertEquals(List.of("0", "0"), caches.builtWithThreshold);
+        assertEquals(List.of(), caches.messages);
+        // the persisted value is newer than the table's argument of the same key
+        assertEquals(Map.of("threshold", "0"), storedTunables("wb0"));
+    }
+
+    @Test
+    void aTunableTheFactoryDoesNotTakeIsReappliedAfterTheBuild() throws Exception {
+        cacheStack();
+        m.message("wb0", "label", "blue", true);
+        m.message("wb0", "threshold", "5", true);
+        restart();
+        assertEquals(List.of("5"), caches.builtWithThreshold);
+        assertEquals(List.of("label=blue"), caches.messages);
+        assertEquals("blue", m.status("wb0").get("label"));
     }
 
     @Test

@@ -110,6 +110,18 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         return Map.of(lower.get(0), Claim.EXCLUSIVE, lower.get(1), Claim.EXCLUSIVE);
     }
 
+    /**
+     * {@code policy}, {@code sequential_cutoff} and the policy's tunables are arguments too, so a
+     * persisted one is in force before the first promotion; {@code mode} is not an argument (it is
+     * re-applied by message), nor are the device and format arguments (never persisted tunables).
+     */
+    @Override
+    public boolean buildsWithTunable(String key) {
+        return !NOT_AT_BUILD.contains(key);
+    }
+
+    static final Set<String> NOT_AT_BUILD = Set.of("origin", "cache", "block_size", "format", "mode");
+
     /** The device cached; cache:attach names it. */
     @Override
     public String backingArgument() {

@@ -63,6 +63,12 @@ class BadInputTest {
     }
 
     @Test
+    void aCacheTooSmallForItsBlockSizeSaysSoInIecUnits() throws Exception {
+        refused("block_size=1M", "readcache: the cache device has 264.0 KiB, fewer than ");
+        refused("block_size=1M", " blocks of 1 MiB; use a larger device or a smaller block_size");
+    }
+
+    @Test
     void blockSizeMismatchAndTunablesOutOfRange() throws Exception {
         create("block_size=8192").close();
         refused("block_size=4096", "block_size=8192");

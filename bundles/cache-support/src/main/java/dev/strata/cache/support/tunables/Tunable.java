@@ -50,8 +50,17 @@ public final class Tunable<T> {
 
     /** A size in bytes ({@code 4096}, {@code 64k}, {@code 1M}, …) in {@code [min, max]}. */
     public static Tunable<Long> size(String key, long dflt, long min, long max, String doc) {
-        return new Tunable<>(key, dflt, min + " to " + max + " bytes", doc,
-                (type, k, v) -> args(type, k, v).size(k, min, max), String::valueOf);
+        return new Tunable<>(key, dflt, dev.strata.cache.support.units.Iec.atLeast(min) + " to "
+                + dev.strata.cache.support.units.Iec.atLeast(max), doc,
+                (type, k, v) -> {
+                    long x = args(type, k, v).size(k, 0, Long.MAX_VALUE);
+                    if (x < min || x > max) {
+                        throw new InvalidArgumentException(type + ": " + k + "=" + v + " is out of range; allowed "
+                                + dev.strata.cache.support.units.Iec.atLeast(min) + " to "
+                                + dev.strata.cache.support.units.Iec.atLeast(max));
+                    }
+                    return x;
+                }, String::valueOf);
     }
 
     /** {@code true} or {@code false} (also yes/no, on/off, 1/0). */

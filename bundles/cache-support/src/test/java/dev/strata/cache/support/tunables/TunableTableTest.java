@@ -46,6 +46,8 @@ class TunableTableTest {
                 assertThrows(InvalidArgumentException.class, () -> d.with("threshold", "101")).getMessage());
         assertEquals("cachex: bypass=100 is too small; use 0 (off) or at least 4096 bytes",
                 assertThrows(InvalidArgumentException.class, () -> d.with("bypass", "100")).getMessage());
+        assertEquals("cachex: bypass=2G is out of range; allowed 0 bytes to 1 GiB",
+                assertThrows(InvalidArgumentException.class, () -> d.with("bypass", "2G")).getMessage());
         assertEquals("cachex: around=maybe is not a boolean; use true or false",
                 assertThrows(InvalidArgumentException.class, () -> d.with("around", "maybe")).getMessage());
         assertTrue(assertThrows(InvalidArgumentException.class, () -> d.with("controller", "a b")).getMessage()
@@ -59,7 +61,7 @@ class TunableTableTest {
     @Test
     void helpRendersEveryTunableOnce() {
         assertEquals("threshold=70 (0 to 100): percent busy\n"
-                + "bypass=1048576 (0 to 1073741824 bytes): bypass size\n"
+                + "bypass=1048576 (0 bytes to 1 GiB): bypass size\n"
                 + "around=false (true or false): write around\n"
                 + "controller=modulator (a name): controller name\n", TABLE.help());
     }

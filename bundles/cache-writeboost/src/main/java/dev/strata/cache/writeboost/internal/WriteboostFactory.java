@@ -84,6 +84,12 @@ public final class WriteboostFactory implements TargetFactory {
                 && !TargetArguments.of("writeboost", newArguments, ALLOWED).bool("format", false);
     }
 
+    /** Every tunable is also an argument: a persisted one is in force before the writeback daemon starts. */
+    @Override
+    public boolean buildsWithTunable(String key) {
+        return Tunables.KEYS.contains(key);
+    }
+
     /** The device cached; cache:attach names it. */
     @Override
     public String backingArgument() {

@@ -115,6 +115,12 @@ public final class WritecacheFactory implements TargetFactory {
         return (int) bs;
     }
 
+    /** Every tunable is also an argument: a persisted one is in force before the writeback daemon starts. */
+    @Override
+    public boolean buildsWithTunable(String key) {
+        return Tunables.KEYS.contains(key);
+    }
+
     /** The device cached; cache:attach names it. */
     @Override
     public String backingArgument() {

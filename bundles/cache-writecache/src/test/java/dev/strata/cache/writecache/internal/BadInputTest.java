@@ -72,7 +72,8 @@ class BadInputTest {
     @Test
     void aCacheTooSmallForOneSlotIsRefused() {
         cache = new CrashableDevice("fast", 8192, 512);
-        assertTrue(refused("backing=slow cache=fast").contains("too small for one slot of 4096 bytes; it needs at least 12288"));
+        assertEquals("writecache: the cache device has 8.0 KiB, too little for one slot of 4 KiB; at least 12 KiB are "
+                + "needed; use a larger cache device", refused("backing=slow cache=fast"));
     }
 
     @Test
@@ -122,7 +123,7 @@ class BadInputTest {
             t.write(0, ByteBuffer.allocate(4096), 0);
         }
         backing = new CrashableDevice("slow", 2 << 20, 512);
-        assertTrue(refused("backing=slow cache=fast").contains("belongs to another backing device (1048576 bytes)"));
+        assertTrue(refused("backing=slow cache=fast").contains("belongs to another backing device (1.0 MiB (1,048,576 bytes)"));
     }
 
     @Test

@@ -16,7 +16,7 @@ import dev.strata.core.internal.DeviceDefinition;
  * type      = linear                 the target type
  * arg.KEY   = VALUE                  one per target argument, e.g. arg.device = disk0
  * id        = 3f0c…                  the device's identity (UUID), stamped at creation
- * tunable.KEY = VALUE                one per persisted tunable (dev:message), re-applied after every build
+ * tunable.KEY = VALUE                one per persisted tunable (dev:message), applied at every build
  * staged.for = disk0                 only while an attach to disk0 is not committed (see Attacher)
  * lower.of  = disk0                  on the lower device cache:attach made for disk0 (cache:detach collapses onto it)
  * </pre>

@@ -1,5 +1,6 @@
 package dev.strata.cache.readcache.internal.io;
 
+import dev.strata.cache.support.units.Iec;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.ReadCachePolicy;
@@ -72,7 +73,8 @@ public final class Opener {
         ReadCachePolicy policy = o.policies().find(o.policy());
         checkPolicyTunables(policy, o);
         if (cache.size() < Layout.META_BLOCK) {
-            throw new InvalidArgumentException("readcache: the cache device is too small (" + cache.size() + " bytes)");
+            throw new InvalidArgumentException("readcache: the cache device has " + Iec.size(cache.size())
+                    + "; at least " + Iec.atLeast(Layout.META_BLOCK) + " are needed; use a larger cache device");
         }
         ByteBuffer sbBuf = ByteBuffer.allocate(Layout.META_BLOCK);
         cache.read(0, sbBuf);
@@ -99,8 +101,8 @@ public final class Opener {
             int bs = o.blockSize() == 0 ? 4096 : o.blockSize();
             Layout l = Layout.fit(cache.size(), bs);
             if (l == null) {
-                throw new InvalidArgumentException("readcache: the cache device (" + cache.size() + " bytes) holds fewer than "
-                        + Layout.MIN_SLOTS + " blocks of " + bs + " bytes; use a larger device or a smaller block_size");
+                throw new InvalidArgumentException("readcache: the cache device has " + Iec.size(cache.size()) + ", fewer than "
+                        + Layout.MIN_SLOTS + " blocks of " + Iec.atLeast(bs) + "; use a larger device or a smaller block_size");
             }
             sb = Superblock.create(l, UUID.randomUUID(), origin.size(), o.originId() == null ? "" : o.originId(),
                     System.currentTimeMillis());
@@ -148,12 +150,12 @@ public final class Opener {
         }
         if (sb.originSize() != origin.size()
                 || (!sb.originId().isEmpty() && o.originId() != null && !sb.originId().equals(o.originId()))) {
-            throw new InvalidArgumentException("readcache: the cache device belongs to another origin (size " + sb.originSize()
+            throw new InvalidArgumentException("readcache: the cache device belongs to another origin (size " + Iec.exact(sb.originSize())
                     + (sb.originId().isEmpty() ? "" : ", id " + sb.originId()) + "); use its own origin, or format=true");
         }
         if (sb.layout().usedBytes() > cache.size()) {
             throw new InvalidArgumentException("readcache: the cache device is smaller than its superblock says ("
-                    + cache.size() + " < " + sb.layout().usedBytes() + " bytes); use format=true to reformat it");
+                    + Iec.exact(cache.size()) + " < " + Iec.exact(sb.layout().usedBytes()) + "); use format=true to reformat it");
         }
     }
 }

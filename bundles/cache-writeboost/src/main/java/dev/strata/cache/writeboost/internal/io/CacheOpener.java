@@ -1,5 +1,6 @@
 package dev.strata.cache.writeboost.internal.io;
 
+import dev.strata.cache.support.units.Iec;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
@@ -42,12 +43,12 @@ final class CacheOpener {
             throw new InvalidArgumentException("writeboost: backing and cache are the same device; use two devices");
         }
         if (cache.size() < Layout.MIN_CACHE_SIZE) {
-            throw new InvalidArgumentException("writeboost: the cache device has " + cache.size() + " bytes; at least "
-                    + Layout.MIN_CACHE_SIZE + " (17M) are needed");
+            throw new InvalidArgumentException("writeboost: the cache device has " + Iec.size(cache.size()) + "; at least "
+                    + Iec.atLeast(Layout.MIN_CACHE_SIZE) + " are needed; use a larger cache device");
         }
         if (backing.size() % BS != 0) {
-            throw new InvalidArgumentException("writeboost: the backing device's size (" + backing.size()
-                    + " bytes) is not a multiple of 4096");
+            throw new InvalidArgumentException("writeboost: the backing device's size (" + Iec.exact(backing.size())
+                    + ") is not a multiple of 4 KiB; use a backing device of whole 4 KiB blocks");
         }
         if (options.buffers() < 2 || options.buffers() > 64) {
             throw new InvalidArgumentException("writeboost: buffers=" + options.buffers() + " is out of range; allowed 2 to 64");
@@ -60,7 +61,7 @@ final class CacheOpener {
             sb = Superblock.decode(block);
             if (sb.usedBytes() > cache.size()) {
                 throw new FormatException(FormatException.Kind.CORRUPT, "the cache device's superblock describes "
-                        + sb.usedBytes() + " bytes but the device has " + cache.size());
+                        + Iec.exact(sb.usedBytes()) + " but the device has " + Iec.exact(cache.size()));
             }
             if (backingId != null && sb.backingId() != null && !backingId.equals(sb.backingId())) {
                 throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to another backing "
@@ -68,7 +69,7 @@ final class CacheOpener {
             }
             if (sb.backingSize() != backing.size()) {
                 throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to a backing device of "
-                        + sb.backingSize() + " bytes, not this one (" + backing.size() + " bytes)");
+                        + Iec.exact(sb.backingSize()) + ", not this one (" + Iec.exact(backing.size()) + ")");
             }
             rec = readRecord(cache, sb.uuidHash());
             if (rec == null) {

@@ -27,7 +27,7 @@ public final class Tunables {
     public static final String IO_TIMEOUT = "io_timeout_ms";
 
     private static final Set<String> MODE_LABELS = Set.of("writeback", "writethrough", "writearound", "passthrough");
-    private static final String TOO_SMALL = "is too small; use 0 (off) or at least 4096 bytes";
+    private static final String TOO_SMALL = "is too small; use 0 (off) or at least 4 KiB (4096)";
     static final Tunable<Long> T_WRITEBACK_THRESHOLD = Tunable.number(WRITEBACK_THRESHOLD, 70, 0, 100,
             "write back in the background only while the backing device is less busy than this, in percent "
                     + "(0: only when the log is full; 100: always)");

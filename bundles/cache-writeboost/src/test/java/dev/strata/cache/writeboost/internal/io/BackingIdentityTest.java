@@ -40,6 +40,21 @@ class BackingIdentityTest {
         return b;
     }
 
+    /** Sizes in bad-input lines are IEC, like everything else the shell shows. */
+    @Test
+    void aTooSmallCacheOrAnOddBackingSizeIsOneLineInIecUnits() {
+        MemDevice small = new MemDevice("small", 8L * MIB);
+        assertEquals("writeboost: the cache device has 8.0 MiB; at least 17 MiB are needed; use a larger cache device",
+                assertThrows(InvalidArgumentException.class, () -> WriteboostCache.open("wb", backing, small, false,
+                        Tunables.DEFAULTS, WriteboostCache.Options.defaults().manual(), null, A)).getMessage());
+        MemDevice odd = new MemDevice("odd", 64L * MIB + 512);
+        assertEquals("writeboost: the backing device's size (64.0 MiB (67,109,376 bytes)) is not a multiple of 4 KiB; "
+                + "use a backing device of whole 4 KiB blocks",
+                assertThrows(InvalidArgumentException.class, () -> WriteboostCache.open("wb", odd, cacheDev, false,
+                        Tunables.DEFAULTS, WriteboostCache.Options.defaults().manual(), null, A)).getMessage());
+        assertEquals(0, small.writes.get() + cacheDev.writes.get(), "a refused open writes nothing");
+    }
+
     @Test
     void anotherBackingDeviceIsRefusedUnlessFormatIsGiven() throws Exception {
         WriteboostCache wb = open(false, A);

@@ -1,5 +1,6 @@
 package dev.strata.cache.writecache.internal.recovery;
 
+import dev.strata.cache.support.units.Iec;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.cache.writecache.internal.format.FormatException;
@@ -57,7 +58,7 @@ public final class Recovery {
         if (sb != null && !sameBacking(sb, backing, backingId)) {
             if (!format) {
                 throw new InvalidArgumentException("writecache: the cache device belongs to another backing device ("
-                        + sb.backingSize() + " bytes" + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId())
+                        + Iec.exact(sb.backingSize()) + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId())
                         + "); name that backing device, or pass format=true to format it (its contents are lost)");
             }
             sb = null;
@@ -71,8 +72,9 @@ public final class Recovery {
             }
             checkBlockSize(sb.blockSize(), backing, cache);
             if (sb.layout().usedBytes() > cache.size()) {
-                throw new InvalidArgumentException("writecache: the cache device is smaller (" + cache.size()
-                        + " bytes) than the cache formatted on it (" + sb.layout().usedBytes() + " bytes)");
+                throw new InvalidArgumentException("writecache: the cache device is smaller (" + Iec.exact(cache.size())
+                        + ") than the cache formatted on it (" + Iec.exact(sb.layout().usedBytes())
+                        + "); use the device it was formatted on, or format=true (its contents are lost)");
             }
             Superblock found = sb;
             return new WritecacheTarget(name, backing, cache, sb, s -> load(found, cache, backing, s), tunables, options);
@@ -92,9 +94,9 @@ public final class Recovery {
     }
 
     private static InvalidArgumentException tooSmall(BlockDevice cache, int bs) {
-        return new InvalidArgumentException("writecache: the cache device (" + cache.size()
-                + " bytes) is too small for one slot of " + bs + " bytes; it needs at least "
-                + Layout.minimumCacheBytes(bs) + " bytes");
+        return new InvalidArgumentException("writecache: the cache device has " + Iec.size(cache.size())
+                + ", too little for one slot of " + Iec.atLeast(bs) + "; at least "
+                + Iec.atLeast(Layout.minimumCacheBytes(bs)) + " are needed; use a larger cache device");
     }
 
     private static boolean sameBacking(Superblock sb, BlockDevice backing, String backingId) {
@@ -111,7 +113,7 @@ public final class Recovery {
             }
         }
         if (backing.size() % bs != 0) {
-            throw new InvalidArgumentException("writecache: the backing device's size " + backing.size()
+            throw new InvalidArgumentException("writecache: the backing device's size " + Iec.exact(backing.size())
                     + " is not a multiple of block_size=" + bs + "; use block_size=512");
         }
     }

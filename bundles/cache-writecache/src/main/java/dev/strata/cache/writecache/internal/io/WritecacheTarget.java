@@ -383,7 +383,6 @@ public final class WritecacheTarget implements CacheTarget {
         try {
             committer.commit();
         } finally {
-            writeback.close();
             if (fuaPool != null) {
                 fuaPool.shutdown();
                 try {

@@ -10,6 +10,7 @@ import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.BasicTlsPSKExternal;
 import org.bouncycastle.tls.BasicTlsPSKIdentity;
 import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.KeyExchangeAlgorithm;
 import org.bouncycastle.tls.PSKTlsClient;
 import org.bouncycastle.tls.PSKTlsServer;
 import org.bouncycastle.tls.ProtocolVersion;
@@ -102,6 +103,7 @@ public final class PskTls {
     private static final class Server extends PSKTlsServer {
         private final PskKeys keys;
         volatile String user;
+        private String offered = "(none)";
 
         Server(TlsCrypto crypto, PskKeys keys) {
             super(crypto, new Identities(keys));
@@ -124,16 +126,29 @@ public final class PskTls {
 
         @Override
         public TlsPSKExternal getExternalPSK(Vector identities) {
+            StringBuilder names = new StringBuilder();
             for (Object o : identities) {
                 byte[] id = ((PskIdentity) o).getIdentity();
                 String name = new String(id, StandardCharsets.UTF_8);
+                names.append(names.length() == 0 ? "'" : ", '").append(name).append('\'');
                 byte[] key = keys.key(name);
                 if (key != null) {
                     user = name;
                     return new BasicTlsPSKExternal(id, getCrypto().createSecret(key));
                 }
             }
-            return null; // unknown user: no PSK, and without certificates the handshake fails
+            offered = names.length() == 0 ? "(none)" : names.toString();
+            return null; // unknown user: no PSK, and getCredentials refuses
+        }
+
+        @Override
+        public org.bouncycastle.tls.TlsCredentials getCredentials() throws IOException {
+            if (context.getSecurityParametersHandshake().getKeyExchangeAlgorithm() == KeyExchangeAlgorithm.NULL) {
+                // TLS 1.3 without an accepted PSK: there is no certificate to fall back on
+                throw new TlsFatalAlert(AlertDescription.unknown_psk_identity,
+                        "the client's PSK user " + offered + " is not in " + keys.file());
+            }
+            return super.getCredentials();
         }
 
         @Override

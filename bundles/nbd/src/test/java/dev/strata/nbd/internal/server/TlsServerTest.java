@@ -146,6 +146,26 @@ class TlsServerTest {
     }
 
     @Test
+    void clientsRefuseAnExpiredServerCertificate() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(TlsMode.REQUIRE, certs.expired());
+        Tools.Result r = Tools.run(tmp, "nbdinfo", tlsUri(port, certs.client()));
+        assertNotEquals(0, r.exit(), "an expired server certificate must be refused: " + r.output());
+        assertTrue(r.output().contains("certificate verification"), r.output());
+    }
+
+    @Test
+    void verifyPeerRefusesAnExpiredClientCertificate() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,
+                new ClientAllowList(List.of("CN=alice"))));
+        Tools.Result r = Tools.run(tmp, "nbdinfo", "--size", tlsUri(port, certs.expiredAlice()));
+        assertNotEquals(0, r.exit(), "alice's expired certificate must be refused: " + r.output());
+        // the same name with a valid certificate gets in: the refusal is about the expiry
+        Tools.ok(tmp, "nbdinfo", "--size", tlsUri(port, certs.alice()));
+    }
+
+    @Test
     void verifyPeerWithAnAllowListAdmitsOnlyListedClientsTheCaSigned() throws Exception {
         Tools.require("nbdinfo", "libnbd-bin");
         int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,

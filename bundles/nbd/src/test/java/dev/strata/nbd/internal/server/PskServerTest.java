@@ -67,6 +67,9 @@ class PskServerTest {
         String json = Tools.ok(tmp, "nbdinfo", "--json", uri("alice", port, keys.alice()));
         assertTrue(json.contains("\"export-size\": " + SIZE), json);
         assertTrue(json.contains("\"TLS\": true"), json);
+        // libnbd's debug output names the key exchange GnuTLS negotiated: the PSK with ECDHE, not the PSK alone
+        String debug = Tools.ok(tmp, "env", "LIBNBD_DEBUG=1", "nbdinfo", "--size", uri("alice", port, keys.alice()));
+        assertTrue(debug.contains("key exchange ECDHE-PSK"), "PSK with ECDHE: " + debug);
     }
 
     @Test

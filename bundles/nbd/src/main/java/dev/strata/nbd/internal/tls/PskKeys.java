@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -107,11 +106,5 @@ public final class PskKeys {
     @Override
     public String toString() {
         return file + " (" + keys.size() + (keys.size() == 1 ? " user)" : " users)");
-    }
-
-    /** For tests: whether two loads read the same keys. */
-    boolean sameKeys(PskKeys o) {
-        return keys.size() == o.keys.size()
-                && keys.entrySet().stream().allMatch(e -> Arrays.equals(e.getValue(), o.keys.get(e.getKey())));
     }
 }

@@ -66,7 +66,7 @@ final class Reloading<T> {
         for (Path p : files) {
             try {
                 BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-                s.append(a.lastModifiedTime().toMillis()).append('/').append(a.lastModifiedTime()).append('/')
+                s.append(a.lastModifiedTime()).append('/')
                         .append(a.size()).append('/').append(a.fileKey()).append(';');
             } catch (IOException e) {
                 s.append("missing;");

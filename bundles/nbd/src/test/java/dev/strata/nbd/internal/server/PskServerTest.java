@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.strata.nbd.internal.protocol.Nbd;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.PskKeys;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import dev.strata.nbd.testing.MemoryDevice;
 import dev.strata.nbd.testing.PskFiles;
+import dev.strata.nbd.testing.RawClient;
 import dev.strata.nbd.testing.Tools;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -136,6 +138,25 @@ class PskServerTest {
         assertTrue(r.exit() != 0 || r.output().contains("Could not open") || r.output().contains("failed"),
                 "qemu-io with a wrong key must not open the export: " + r.output());
         assertFalse(r.output().contains("read 4096/4096 bytes"), r.output());
+    }
+
+    @Test
+    void bytesSentAfterStartTlsBeforeThePskHandshakeAreNeverOptions() throws Exception {
+        int port = serve(TlsMode.REQUIRE, keys.server());
+        try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", port))) {
+            c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+            // STARTTLS and a plaintext LIST in one write, as a man in the middle would inject it
+            ByteBuffer b = ByteBuffer.allocate(32);
+            b.putLong(Nbd.IHAVEOPT).putInt(Nbd.OPT_STARTTLS).putInt(0);
+            b.putLong(Nbd.IHAVEOPT).putInt(Nbd.OPT_LIST).putInt(0);
+            c.send(b.flip());
+            assertEquals(Nbd.OPT_STARTTLS, RawClient.expect(c.optReply(), Nbd.REP_ACK).option());
+            byte[] rest = TlsServerTest.readToEnd(c);
+            assertTrue(TlsServerTest.indexOf(rest, TlsServerTest.longBytes(Nbd.OPTION_REPLY_MAGIC)) < 0,
+                    "no option reply after STARTTLS in plaintext; got " + rest.length + " bytes");
+            assertTrue(rest.length == 0 || rest[0] == 0x15,
+                    () -> "only a TLS alert may come back, got first byte " + rest[0]);
+        }
     }
 
     @Test

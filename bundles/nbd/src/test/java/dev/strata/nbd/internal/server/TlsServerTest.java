@@ -309,7 +309,7 @@ class TlsServerTest {
         assertTrue(e.getMessage().contains("choose another --port"), e.getMessage());
     }
 
-    private static byte[] readToEnd(RawClient c) throws IOException {
+    static byte[] readToEnd(RawClient c) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         var in = c.ch.socket().getInputStream();
         byte[] buf = new byte[4096];
@@ -323,11 +323,11 @@ class TlsServerTest {
         return out.toByteArray();
     }
 
-    private static byte[] longBytes(long v) {
+    static byte[] longBytes(long v) {
         return ByteBuffer.allocate(8).putLong(v).array();
     }
 
-    private static int indexOf(byte[] hay, byte[] needle) {
+    static int indexOf(byte[] hay, byte[] needle) {
         outer:
         for (int i = 0; i + needle.length <= hay.length; i++) {
             for (int j = 0; j < needle.length; j++) {

@@ -10,7 +10,6 @@ import dev.strata.nbd.internal.session.ServerHandshake;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.session.TlsUpgrade;
 import dev.strata.nbd.internal.tls.TlsChannel;
-import dev.strata.nbd.internal.tls.TlsOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -164,15 +163,15 @@ final class Connection {
 
             @Override
             public ByteChannel startTls() throws IOException {
-                TlsChannel t = TlsChannel.serverHandshake(channel, listener.tls.credentials().context(),
-                        new TlsOptions(listener.tls.verifyPeer()));
+                TlsChannel t;
                 try {
-                    listener.tls.allow().check(t.session());
+                    t = listener.tls.serverHandshake(channel);
                 } catch (IOException e) {
-                    LOG.info("{}: {}; dropping the connection", id, e.getMessage());
+                    LOG.info("{}: TLS refused: {}; dropping the connection", id, e.getMessage());
                     throw e;
                 }
-                LOG.debug("{}: TLS {} established", id, t.protocol());
+                LOG.debug("{}: TLS {} established{}", id, t.protocol(),
+                        t.pskIdentity() == null ? "" : " for PSK user " + t.pskIdentity());
                 return t;
             }
         };

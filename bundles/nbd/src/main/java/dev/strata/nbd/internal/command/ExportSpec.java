@@ -15,11 +15,12 @@ import java.util.Map;
  * {@code unix} = a socket file path instead of TCP, {@code unix-mode} = its octal file mode,
  * {@code max-connections} = clients served at once (0: no limit), {@code idle-timeout} = a
  * connection with no request for that long is dropped (milliseconds, or text such as
- * {@code 5m}; 0: never)).
+ * {@code 5m}; 0: never), {@code inherited} = listen on the socket inherited by socket activation
+ * when Strata was started so, else on the address the other keys give).
  */
 public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
         String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
-        long idleTimeoutMillis) {
+        long idleTimeoutMillis, boolean inherited) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
@@ -33,6 +34,14 @@ public record ExportSpec(String device, String name, String bind, int port, bool
     public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
             String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
         this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, "", "", 0, 0);
+    }
+
+    /** Not on the inherited socket. */
+    public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
+            long idleTimeoutMillis) {
+        this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, unix, unixMode, maxConnections,
+                idleTimeoutMillis, false);
     }
 
     /** True for an export on a Unix-domain socket ({@link #unix} is its path). */
@@ -159,7 +168,12 @@ public record ExportSpec(String device, String name, String bind, int port, bool
                 creds == null ? null : creds.toString(),
                 verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
                 allow == null ? null : allow.toString(), str(props.get("unix")), str(props.get("unix-mode")),
-                integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))));
+                integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))),
+                bool(props.get("inherited")));
+    }
+
+    private static boolean bool(Object o) {
+        return o != null && (o instanceof Boolean b ? b : Boolean.parseBoolean(o.toString().trim()));
     }
 
     private static int integer(Object o) {
@@ -195,6 +209,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("unix-mode", unixMode);
         t.put("max-connections", maxConnections);
         t.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        t.put("inherited", inherited);
         return t;
     }
 
@@ -213,6 +228,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("unix-mode", unixMode);
         m.put("max-connections", Integer.toString(maxConnections));
         m.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        m.put("inherited", Boolean.toString(inherited));
         return m;
     }
 }

@@ -343,6 +343,11 @@ public final class ExportService implements AutoCloseable {
                 : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
                         new ClientAllowList(e.spec.allowList()));
         ExportLimits limits = new ExportLimits(e.spec.maxConnections(), e.spec.idleTimeoutMillis());
+        if (e.spec.inherited() && activated && devices.info(e.spec.device()).map(i -> i.size() == 0).orElse(true)) {
+            // the client that activated us is connected already (queued on the socket): it must
+            // not be answered before the device is built (a size of 0); retried every second
+            throw new InvalidArgumentException("device '" + e.spec.device() + "' is not built yet");
+        }
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
             e.export = e.spec.inherited() && activated

@@ -57,10 +57,10 @@ STRATA_DIST=${STRATA_DIST:-$ROOT/distribution/target/strata}
 bench_session strata-tlsbench "$BENCH/target/tls-$(date -u +%Y%m%d-%H%M%S)"
 
 if [ $QUICK -eq 1 ]; then
-    MODE=quick REGION=256M RUNTIME=3 IO=256M
+    MODE=quick REGION=256M RUNTIME=3 IO=256M WARM=4
     [ "$REPS" -eq 3 ] && REPS=1
 else
-    MODE=full REGION=1G RUNTIME=10 IO=1G
+    MODE=full REGION=1G RUNTIME=10 IO=1G WARM=8
 fi
 WORKLOADS="randwrite-4k seqwrite-1m"
 SERVERS="strata nbdkit qemu"
@@ -164,6 +164,16 @@ for s in $SYSTEMS; do
         --iodepth=2 --size="$REGION" >"$LOGS/prefill-$s.log" 2>&1 || say "tls bench: pre-writing $s failed (ignored)"
 done
 
+# Warm-up (not measured): every job on every system for WARM s. Strata's JVM compiles its TLS
+# path (JSSE's AES-GCM intrinsics need C2) in the first seconds: cold, a 3 s run measured
+# 3,800 random-write IOPS where the same server warm did 21,000 in the same load.
+for w in $WORKLOADS; do
+    for s in $SYSTEMS; do
+        BENCH_RUNTIME=$WARM timeout 600 fio --ioengine=nbd --uri="nbd://127.0.0.1:${PROXY_OF[$s]}/" "$JOBS/$w.fio" \
+            >"$LOGS/warm-$w-$s.log" 2>&1 || say "tls bench: warm-up of $w on $s failed (ignored)"
+    done
+done
+
 # --- measure: every rep runs every workload on every system, in alternation -----------------
 RUN_TOTAL=$((REPS * 2 * $(wc -w <<<"$SYSTEMS")))
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -201,7 +211,7 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
     echo "NBD over TLS: $MODE mode, $REPS rep(s) (medians), region $REGION, ${RUNTIME} s per job, $(date -u +%Y-%m-%d\ %H:%M) UTC, commit $commit"
     echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); $(java -version 2>&1 | head -n 1)"
     echo "load at start:$(sed 's/.*load average//' "$RESULTS/uptime-start.txt")  at end:$(sed 's/.*load average//' "$RESULTS/uptime-end.txt")"
-    echo "client: fio's nbd engine through a local nbdkit nbd-plugin proxy (the TLS client) for every system"
+    echo "client: fio's nbd engine through a local nbdkit nbd-plugin proxy (the TLS client) for every system; every job warmed up ${WARM} s first"
     echo
     echo "| job | server | plaintext IOPS | TLS IOPS | TLS/plain IOPS | plaintext MiB/s | TLS MiB/s | server CPU s/GiB plain | server CPU s/GiB TLS | TLS/plain CPU |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -210,7 +210,7 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
 {
     echo "NBD over TLS: $MODE mode, $REPS rep(s) (medians), region $REGION, ${RUNTIME} s per job, $(date -u +%Y-%m-%d\ %H:%M) UTC, commit $commit"
     echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); $(java -version 2>&1 | head -n 1)"
-    echo "load at start:$(sed 's/.*load average//' "$RESULTS/uptime-start.txt")  at end:$(sed 's/.*load average//' "$RESULTS/uptime-end.txt")"
+    echo "load average at start: $(sed 's/.*load average: *//' "$RESULTS/uptime-start.txt"); at end: $(sed 's/.*load average: *//' "$RESULTS/uptime-end.txt")"
     echo "client: fio's nbd engine through a local nbdkit nbd-plugin proxy (the TLS client) for every system; every job warmed up ${WARM} s first"
     echo
     echo "| job | server | plaintext IOPS | TLS IOPS | TLS/plain IOPS | plaintext MiB/s | TLS MiB/s | server CPU s/GiB plain | server CPU s/GiB TLS | TLS/plain CPU |"

@@ -16,11 +16,12 @@ import java.util.Map;
  * {@code unix} = a socket file path instead of TCP, {@code unix-mode} = its octal file mode,
  * {@code max-connections} = clients served at once (0: no limit), {@code idle-timeout} = a
  * connection with no request for that long is dropped (milliseconds, or text such as
- * {@code 5m}; 0: never)).
+ * {@code 5m}; 0: never), {@code inherited} = listen on the socket inherited by socket activation
+ * when Strata was started so, else on the address the other keys give).
  */
 public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
         String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
-        long idleTimeoutMillis, String tlsPsk) {
+        long idleTimeoutMillis, String tlsPsk, boolean inherited) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
@@ -36,12 +37,12 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, "", "", 0, 0);
     }
 
-    /** Without TLS-PSK. */
+    /** Without TLS-PSK, not on the inherited socket. */
     public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
             String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
             long idleTimeoutMillis) {
         this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, unix, unixMode, maxConnections,
-                idleTimeoutMillis, "");
+                idleTimeoutMillis, "", false);
     }
 
     /** True when the export's TLS uses pre-shared keys rather than certificates. */
@@ -188,7 +189,11 @@ public record ExportSpec(String device, String name, String bind, int port, bool
                 verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
                 allow == null ? null : allow.toString(), str(props.get("unix")), str(props.get("unix-mode")),
                 integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))),
-                str(props.get("tls-psk")));
+                str(props.get("tls-psk")), bool(props.get("inherited")));
+    }
+
+    private static boolean bool(Object o) {
+        return o != null && (o instanceof Boolean b ? b : Boolean.parseBoolean(o.toString().trim()));
     }
 
     private static int integer(Object o) {
@@ -225,6 +230,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("unix-mode", unixMode);
         t.put("max-connections", maxConnections);
         t.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        t.put("inherited", inherited);
         return t;
     }
 
@@ -244,6 +250,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("unix-mode", unixMode);
         m.put("max-connections", Integer.toString(maxConnections));
         m.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        m.put("inherited", Boolean.toString(inherited));
         return m;
     }
 }

@@ -45,10 +45,18 @@ public class NbdCommands {
             @Parameter(names = "--max-connections", absentValue = "0") int maxConnections,
             @Descriptor("drop a connection that sends no request for this long, e.g. 10m (default 0: never)")
             @Parameter(names = "--idle-timeout", absentValue = "0") String idleTimeout,
+            @Descriptor("listen on the socket inherited by socket activation (systemd, nbdinfo -- [ bin/strata ... ]) when"
+                    + " Strata was started so; otherwise on --bind/--port or --unix")
+            @Parameter(names = "--inherited", presentValue = "true", absentValue = "false") boolean inherited,
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
         Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
-                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout), tlsPsk);
+                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout), tlsPsk, inherited);
+        if (e.inherited()) {
+            return "exported " + device + " as '" + e.name() + "' on the socket inherited by socket activation ("
+                    + (e.unixPath() != null ? "unix:" + e.unixPath() : hostForUri(e.bindAddress()) + ":" + e.port()) + ")"
+                    + (readOnly ? " (read-only)" : "");
+        }
         if (e.unixPath() != null) {
             return "exported " + device + " as nbd+unix:///" + e.name() + "?socket=" + e.unixPath()
                     + (readOnly ? " (read-only)" : "");

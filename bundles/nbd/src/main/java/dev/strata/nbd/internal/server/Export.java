@@ -115,6 +115,12 @@ public final class Export implements ExportView {
         return l != null && l.address() instanceof InetSocketAddress i ? i.getPort() : 0;
     }
 
+    /** True when the export listens on the socket inherited by socket activation. */
+    public boolean inherited() {
+        Listener l = listener;
+        return l != null && l.inherited;
+    }
+
     /** The socket file for a Unix-socket export, else null. */
     public Path unixPath() {
         Listener l = listener;

@@ -67,7 +67,7 @@ class PskExportTest {
 
     private Export export(String psk) throws Exception {
         return service.export("disk0", "", null, ExportServiceTest.freePort(), false, TlsMode.REQUIRE, "", false, "",
-                "", "", 0, 0, psk);
+                "", "", 0, 0, psk, false);
     }
 
     @Test
@@ -86,13 +86,13 @@ class PskExportTest {
     void contradictoryOptionsAreRefusedAndStartNothing() {
         String file = PskFiles.file(keys.server()).toString();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "",
-                null, 10809, false, TlsMode.REQUIRE, "/etc", false, "", "", "", 0, 0, file));
+                null, 10809, false, TlsMode.REQUIRE, "/etc", false, "", "", "", 0, 0, file, false));
         assertTrue(e.getMessage().contains("not both"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, 10809, false,
-                TlsMode.REQUIRE, "", false, "CN=alice", "", "", 0, 0, file));
+                TlsMode.REQUIRE, "", false, "CN=alice", "", "", 0, 0, file, false));
         assertTrue(e.getMessage().contains("users in the key file"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, 10809, false,
-                TlsMode.OFF, "", false, "", "", "", 0, 0, file));
+                TlsMode.OFF, "", false, "", "", "", 0, 0, file, false));
         assertTrue(e.getMessage().contains("TLS is off"), e.getMessage());
         assertTrue(stored.isEmpty());
         assertTrue(service.status().isEmpty());

@@ -38,7 +38,12 @@ final class Writeback {
         this.counters = counters;
         this.bs = state.layout.blockSize();
         // unsorted: the benchmarks' baseline only (Options.unsortedWriteback)
-        this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted);
+        this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted, WritebackBatcher.IN_FLIGHT);
+    }
+
+    /** Ends the batcher's writeback I/O threads. */
+    void close() {
+        batcher.close();
     }
 
     /** Most bytes merged into one backing write (the batcher stages a run in a buffer this big). */

@@ -383,6 +383,7 @@ public final class WritecacheTarget implements CacheTarget {
         try {
             committer.commit();
         } finally {
+            writeback.close();
             if (fuaPool != null) {
                 fuaPool.shutdown();
                 try {

@@ -149,6 +149,11 @@ public final class WritebackBatcher implements AutoCloseable {
         }
     }
 
+    /** Whether a run of the batch in progress has failed (tests wait for it). */
+    boolean failed() {
+        return failure != null;
+    }
+
     /** The valid bits of a block all of whose sectors are valid. */
     public int fullMask() {
         return full;

@@ -1,19 +1,29 @@
 package dev.strata.cache.support.writeback;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
 /** Several merged runs in flight: submitted in backing order, all awaited, first error wins. */
@@ -35,16 +45,12 @@ class WritebackBatcherInFlightTest {
         final CountDownLatch allIn = new CountDownLatch(N);
         final AtomicInteger now = new AtomicInteger();
         final AtomicInteger max = new AtomicInteger();
-        final List<Long> started = new ArrayList<>();
         final Set<Long> done = new HashSet<>();
 
         @Override
         public void write(long offset, ByteBuffer src) throws IOException {
             int c = now.incrementAndGet();
             max.accumulateAndGet(c, Math::max);
-            synchronized (this) {
-                started.add(offset);
-            }
             allIn.countDown();
             try {
                 if (!allIn.await(30, TimeUnit.SECONDS)) {
@@ -62,23 +68,95 @@ class WritebackBatcherInFlightTest {
         }
     }
 
-    @Test
-    void runsGoInBackingOrderSeveralAtATimeAndAllEndBeforeReturn() throws Exception {
-        try (WritebackBatcher wb = new WritebackBatcher(BS, 256, true, N)) {
-            Gate g = new Gate();
-            assertEquals(10, wb.write(10, BLOCKS, full(10), ByteBuffer.allocate(10 * BS), g));
-            assertEquals(N, g.max.get());
-            assertEquals(10, g.done.size(), "write returned before every run ended");
-            // the fifth run waits for a free slot: the first N started are the N lowest offsets
-            Set<Long> first = new HashSet<>(g.started.subList(0, N));
-            assertEquals(Set.of(0L, 10L * BS, 20L * BS, 30L * BS), first);
-            // run j is handed over only once run j - N has freed its slot, so it starts later
-            assertEquals(10, new HashSet<>(g.started).size());
-            for (int j = N; j < 10; j++) {
-                assertTrue(g.started.indexOf(10L * BS * j) > g.started.indexOf(10L * BS * (j - N)),
-                        "run " + j + " started before run " + (j - N) + ": " + g.started);
+    /**
+     * Holds every write until the test releases it; records when each one starts. Only the test
+     * thread releases, one write at a time, so at any moment exactly one slot can free and the
+     * next write to start is the next run the batcher submitted: the order is proved without any
+     * assumption about which pool thread runs first.
+     */
+    static final class Held implements WritebackBatcher.Backing {
+        final BlockingQueue<Long> started = new LinkedBlockingQueue<>();
+        final Map<Long, CountDownLatch> release = new ConcurrentHashMap<>();
+        final AtomicInteger now = new AtomicInteger();
+        final AtomicInteger max = new AtomicInteger();
+        final Set<Long> done = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void write(long offset, ByteBuffer src) throws IOException {
+            max.accumulateAndGet(now.incrementAndGet(), Math::max);
+            CountDownLatch go = release.computeIfAbsent(offset, o -> new CountDownLatch(1));
+            started.add(offset);
+            try {
+                if (!go.await(60, TimeUnit.SECONDS)) {
+                    throw new IOException("write at " + offset + " was never released");
+                }
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            } finally {
+                now.decrementAndGet();
             }
+            assertEquals(BS, src.remaining());
+            done.add(offset);
         }
+
+        void let(long offset) {
+            release.computeIfAbsent(offset, o -> new CountDownLatch(1)).countDown();
+        }
+
+        long nextStart() throws InterruptedException {
+            Long o = started.poll(60, TimeUnit.SECONDS);
+            assertNotNull(o, "no further write started");
+            return o;
+        }
+    }
+
+    static long run(int j) {
+        return 10L * BS * j;
+    }
+
+    @Test
+    void runsAreSubmittedInBackingOrderSeveralAtATimeAndAllEndBeforeReturn() throws Exception {
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (WritebackBatcher wb = new WritebackBatcher(BS, 256, true, N)) {
+            Held h = new Held();
+            Future<Integer> writes = caller.submit(() -> {
+                int n = wb.write(10, BLOCKS, full(10), ByteBuffer.allocate(10 * BS), h);
+                // what the caller's backing flush would cover: every run has ended
+                assertEquals(10, h.done.size(), "write returned before every run ended");
+                return n;
+            });
+            // N writes in flight at once, none released: the N lowest offsets, in any start order
+            Set<Long> first = new HashSet<>();
+            for (int i = 0; i < N; i++) {
+                first.add(h.nextStart());
+            }
+            assertEquals(Set.of(run(0), run(1), run(2), run(3)), first);
+            // release one held write at a time (the newest, then the oldest, alternating: which
+            // slot frees does not matter); the one run that can start next is the next in order
+            Deque<Long> held = new ArrayDeque<>(List.of(run(0), run(1), run(2), run(3)));
+            for (int j = N; j < 10; j++) {
+                h.let(j % 2 == 0 ? held.pollLast() : held.pollFirst());
+                long next = h.nextStart();
+                assertEquals(run(j), next, "run " + j + " was not the next one submitted");
+                held.addLast(next);
+                assertEquals(N, held.size());
+            }
+            assertTrue(h.started.isEmpty(), "a run started twice or out of turn: " + h.started);
+            for (long o : held) {
+                h.let(o);
+            }
+            assertEquals(10, writes.get(60, TimeUnit.SECONDS));
+            assertEquals(N, h.max.get(), "never more (nor fewer) than " + N + " in flight at once");
+            assertEquals(10, h.done.size());
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
+    /** The same, repeated: a schedule-dependent failure would show up here. */
+    @RepeatedTest(200)
+    void submissionOrderHoldsEveryTime() throws Exception {
+        runsAreSubmittedInBackingOrderSeveralAtATimeAndAllEndBeforeReturn();
     }
 
     @Test
@@ -86,24 +164,28 @@ class WritebackBatcherInFlightTest {
         try (WritebackBatcher wb = new WritebackBatcher(BS, 256, true, N)) {
             IOException boom = new IOException("backing failed");
             AtomicInteger calls = new AtomicInteger();
-            CountDownLatch failed = new CountDownLatch(1);
             WritebackBatcher.Backing b = (offset, src) -> {
                 calls.incrementAndGet();
                 if (offset == 0) {
-                    failed.countDown();
                     throw boom;
                 }
-                // the others wait for the failure, so no slot frees before it is recorded
-                try {
-                    failed.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    throw new IOException(e);
+                // the others end only once the batcher has recorded the failure, so no slot
+                // frees before it (a latch counted down in the failing call would let them end
+                // between the throw and the batcher recording it)
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (!wb.failed()) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException("the failure was never recorded");
+                    }
+                    Thread.yield();
                 }
             };
             IOException e = assertThrows(IOException.class,
                     () -> wb.write(10, BLOCKS, full(10), ByteBuffer.allocate(10 * BS), b));
             assertSame(boom, e);
-            assertTrue(calls.get() <= N, "runs were submitted after the failure: " + calls.get());
+            // at most the first N runs were handed over before run 0 failed (those still queued
+            // then see the failure and skip); no slot freed before it was recorded, so none after
+            assertTrue(calls.get() >= 1 && calls.get() <= N, "runs were submitted after the failure: " + calls.get());
             // the batcher is usable again afterwards
             Gate g = new Gate();
             assertEquals(10, wb.write(10, BLOCKS, full(10), ByteBuffer.allocate(10 * BS), g));

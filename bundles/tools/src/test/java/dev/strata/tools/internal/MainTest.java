@@ -47,7 +47,7 @@ class MainTest {
         Out check = main("check", cache.toString());
         assertEquals(1, check.status());
         assertEquals(1, check.out().lines().count(), check.out());
-        assertTrue(check.out().startsWith("metadata sector 0 (slots 0..30): byte 20 is damaged"), check.out());
+        assertTrue(check.out().startsWith("metadata sector 0 (slots 0..30): damaged (byte 20)"), check.out());
         Out wbRefused = main("writeback", cache.toString(), backing.toString());
         assertEquals(1, wbRefused.status());
         assertTrue(wbRefused.out().contains("run 'strata-tool repair' first"), wbRefused.out());

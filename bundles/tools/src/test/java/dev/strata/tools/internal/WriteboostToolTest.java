@@ -17,20 +17,16 @@ class WriteboostToolTest extends FormatToolContract {
         return new WriteboostFormat();
     }
 
-    /**
-     * The superblock, both record slots (where written) and every record header of the log: every
-     * byte of their fields and entries, every 61st byte of their zero tails (the CRC covers those
-     * the same way; each damaged byte costs a whole recovery).
-     */
+    /** The superblock, both record slots (where written) and every record header of the log, whole. */
     @Override
-    List<Long> metadataBytes(Images.Pair p) throws Exception {
+    List<long[]> structures(Images.Pair p) throws Exception {
         byte[] img = p.cache();
         Superblock sb = Superblock.decode(ByteBuffer.wrap(img, 0, Layout.BLOCK).slice());
-        List<Long> out = new ArrayList<>();
-        add(out, 0, 104);
+        List<long[]> out = new ArrayList<>();
+        out.add(new long[] {0, Layout.BLOCK});
         for (long slot : new long[] {Layout.RECORD_SLOT_0, Layout.RECORD_SLOT_1}) {
             if (SuperblockRecord.decode(ByteBuffer.wrap(img, (int) slot, Layout.BLOCK).slice(), sb.uuidHash()) != null) {
-                add(out, slot, 92);
+                out.add(new long[] {slot, Layout.BLOCK});
             }
         }
         int headers = 0;
@@ -38,7 +34,7 @@ class WriteboostToolTest extends FormatToolContract {
             ByteBuffer b = ByteBuffer.wrap(img, (int) off, Layout.BLOCK).slice().order(ByteOrder.LITTLE_ENDIAN);
             RecordHeader h = RecordHeader.decode(b, 0);
             if (h != null && h.uuidHash() == sb.uuidHash()) {
-                add(out, off, RecordHeader.FIXED + RecordHeader.ENTRY_SIZE * h.entryCount());
+                out.add(new long[] {off, Layout.BLOCK});
                 headers++;
             }
         }
@@ -46,11 +42,5 @@ class WriteboostToolTest extends FormatToolContract {
             throw new AssertionError("only " + headers + " record headers in the image");
         }
         return out;
-    }
-
-    private static void add(List<Long> out, long base, int fields) {
-        for (int i = 0; i < Layout.BLOCK; i += i < fields ? 1 : 61) {
-            out.add(base + i);
-        }
     }
 }

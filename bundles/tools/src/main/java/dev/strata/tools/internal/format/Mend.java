@@ -43,8 +43,8 @@ public final class Mend {
     }
 
     /**
-     * Mends {@code b[0, length)} in place; returns what was restored, in words ("magic", "padding
-     * bytes 200..3071 cleared", "byte 17"), or null (and {@code b} unchanged) when that does not
+     * Mends {@code b[0, length)} in place; returns what was restored, in words ("magic", "zero
+     * bytes 200..3071", "byte 17"), or null (and {@code b} unchanged) when that does not
      * make {@code accept} true.
      *
      * @param zeros pairs {@code from, to} of ranges the format keeps zero
@@ -65,7 +65,7 @@ public final class Mend {
                 int last = lastNonZero(w, first, to);
                 Arrays.fill(w, first, last + 1, (byte) 0);
                 what.append(what.length() == 0 ? "" : ", ").append(first == last ? "zero byte " + first
-                        : "zero bytes " + first + ".." + last).append(" cleared");
+                        : "zero bytes " + first + ".." + last);
             }
         }
         if (!accept.test(w)) {

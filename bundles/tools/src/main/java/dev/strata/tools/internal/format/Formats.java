@@ -47,6 +47,9 @@ public final class Formats {
             return named;
         }
         for (CacheFormat f : ALL) {
+            if (f instanceof ReadcacheFormat) {
+                continue; // nothing but its superblock identifies a readcache (its entries' CRCs fold in the UUID): name it with --type
+            }
             Findings found = f.scan(cache, hints);
             if (found.unrepairable() == null || found.needsInput()) {
                 return f;

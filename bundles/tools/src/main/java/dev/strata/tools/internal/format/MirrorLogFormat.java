@@ -62,7 +62,7 @@ public final class MirrorLogFormat implements CacheFormat {
             return null; // a torn header write: the format's fallback is the other copy
         }
         f.overlay().patch(offset, b);
-        f.corrected("header copy " + which + ": damaged (" + fix + "; the mirror would use the other, older copy)",
+        f.corrected("header copy " + which + ": " + fix + " is damaged (the mirror would use the other, older copy)",
                 "header copy " + which + " " + fix + " restored");
         return decodeOrNull(b);
     }

@@ -55,7 +55,7 @@ public final class Superblocks {
             String mended = Mend.mend(b, length, magic, zeros, crcFrom, w -> orNull(decoder, w) != null);
             if (mended != null) {
                 f.overlay().patch(0, b);
-                f.corrected("superblock: damaged (" + why + ")", "superblock " + mended + " restored");
+                f.corrected("superblock: " + mended + " is damaged (" + why + ")", "superblock " + mended + " restored");
                 return orNull(decoder, b);
             }
         }

@@ -193,7 +193,7 @@ public final class WriteboostFormat implements CacheFormat {
             return null; // a torn update (the other slot holds the state before it) or a foreign block
         }
         f.overlay().patch(offset, b);
-        f.corrected("superblock record slot " + n + ": damaged (" + fix + ")", "superblock record slot " + n + " " + fix + " restored");
+        f.corrected("superblock record slot " + n + ": " + fix + " is damaged", "superblock record slot " + n + " " + fix + " restored");
         return SuperblockRecord.decode(ByteBuffer.wrap(b), sb.uuidHash());
     }
 
@@ -222,7 +222,7 @@ public final class WriteboostFormat implements CacheFormat {
         }
         f.overlay().patch(offset, b);
         f.corrected(region + ": the header of record " + (lastId + 1) + " (segment " + sid + " block " + blk
-                + ") is damaged (" + fix + "); the " + region + " stopped there",
+                + "): " + fix + " is damaged; the " + region + " stopped there",
                 "record " + (lastId + 1) + " header " + fix + " restored");
         return true;
     }

@@ -127,7 +127,7 @@ public final class WritecacheFormat implements CacheFormat {
                 long last = Math.min(layout.slots(), first + Layout.ENTRIES_PER_SECTOR) - 1;
                 if (fix != null) {
                     f.overlay().patch(offset, s);
-                    f.corrected("metadata sector " + i + " (slots " + first + ".." + last + "): damaged (" + fix + ")",
+                    f.corrected("metadata sector " + i + " (slots " + first + ".." + last + "): " + fix + " is damaged",
                             "metadata sector " + i + " " + fix + " restored");
                 } else {
                     ByteBuffer free = ByteBuffer.allocate(Layout.SECTOR);

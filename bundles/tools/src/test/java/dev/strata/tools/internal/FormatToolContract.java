@@ -92,25 +92,40 @@ abstract class FormatToolContract {
             byte[] before = Images.contents(format(), p);
             List<Long> bytes = metadataBytes(p);
             assertTrue(bytes.size() > 4096, "metadata bytes: " + bytes.size());
-            ImageDevice base = new ImageDevice(p.cache());
-            // every byte, on both cores: each flip is a one-byte overlay on the shared image (reads only)
+            // every byte, on both cores: each flip is a one-byte overlay on the shared image (reads only). The
+            // check must report it, and the repair it would write (the overlay's patches) must put back exactly
+            // the bytes the image had, losing nothing
+            List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
             List<Long> missed = java.util.stream.IntStream.range(0, bytes.size()).parallel().filter(i -> {
                 long at = bytes.get(i);
-                Overlay damaged = new Overlay(base);
-                damaged.patch(at, new byte[] {(byte) (p.cache()[(int) at] ^ (1 << (i % 8)))});
+                Findings found;
                 try {
-                    return format().scan(damaged).problems().isEmpty();
+                    found = format().scan(new ImageDevice.Flipped(p.cache(), at, (byte) (1 << (i % 8))));
                 } catch (java.io.IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
+                if (found.problems().isEmpty()) {
+                    return true;
+                }
+                boolean restores = found.dropped().isEmpty() && found.unrepairable() == null;
+                boolean covers = false;
+                for (java.util.Map.Entry<Long, byte[]> e : found.overlay().patches().entrySet()) {
+                    long o = e.getKey();
+                    byte[] v = e.getValue();
+                    covers |= o <= at && at < o + v.length;
+                    restores &= java.util.Arrays.equals(v, 0, v.length, p.cache(), (int) o, (int) o + v.length);
+                }
+                if (!restores || !covers) {
+                    wrong.add("byte " + at + ": " + found.problems() + " dropped " + found.dropped());
+                }
+                return false;
             }).mapToObj(bytes::get).toList();
+            assertEquals(List.of(), wrong.subList(0, Math.min(5, wrong.size())), wrong.size() + " repairs would not restore the image");
             int repaired = 0;
             for (int i = 0; i < bytes.size(); i += 211) { // the real target reopened over a repaired copy (each costs an open)
                 long at = bytes.get(i);
                 byte flipped = (byte) (p.cache()[(int) at] ^ (1 << (i % 8)));
-                Overlay damaged = new Overlay(base);
-                damaged.patch(at, new byte[] {flipped});
-                Findings found = format().scan(damaged);
+                Findings found = format().scan(new ImageDevice.Flipped(p.cache(), at, (byte) (1 << (i % 8))));
                 byte[] img = p.cache().clone();
                 img[(int) at] = flipped;
                 ImageDevice cache = new ImageDevice(img);

@@ -8,6 +8,7 @@ import dev.strata.nbd.internal.server.ExportLimits;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.ClientAllowList;
+import dev.strata.nbd.internal.tls.PskKeys;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import dev.strata.nbd.internal.tls.TlsCredentials;
 import java.io.IOException;
@@ -115,15 +116,26 @@ public final class ExportService implements AutoCloseable {
      * {@code maxConnections} clients at once (0: any number), connections idle for
      * {@code idleTimeoutMillis} dropped (0: never).
      */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
             int maxConnections, long idleTimeoutMillis) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, unix, unixMode,
+                maxConnections, idleTimeoutMillis, "");
+    }
+
+    /**
+     * As above; a non-empty {@code tlsPsk} (a psktool key file, or a directory with keys.psk)
+     * makes the TLS use pre-shared keys instead of the certificates of {@code tlsCreds}.
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
+            int maxConnections, long idleTimeoutMillis, String tlsPsk) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
         if (explicit && unix != null && !unix.isBlank()) {
             throw new InvalidArgumentException("nbd:export: --bind and --unix exclude each other; give one of them");
         }
         ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
-                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis);
+                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis, tlsPsk);
         InetAddress address = spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
@@ -285,6 +297,7 @@ public final class ExportService implements AutoCloseable {
 
     private void start(Entry e, InetAddress address) throws IOException {
         TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
+                : e.spec.isPsk() ? TlsConfig.psk(e.spec.tls(), PskKeys.load(Path.of(e.spec.tlsPsk())))
                 : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
                         new ClientAllowList(e.spec.allowList()));
         ExportLimits limits = new ExportLimits(e.spec.maxConnections(), e.spec.idleTimeoutMillis());

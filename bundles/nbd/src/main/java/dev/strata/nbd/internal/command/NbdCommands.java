@@ -31,6 +31,8 @@ public class NbdCommands {
             @Parameter(names = "--tls", absentValue = "off") String tls,
             @Descriptor("directory with server-cert.pem and server-key.pem (and ca-cert.pem), as qemu-nbd uses")
             @Parameter(names = "--tls-creds", absentValue = "") String tlsCreds,
+            @Descriptor("TLS with pre-shared keys: a psktool key file (username:hexkey lines) or a directory with keys.psk")
+            @Parameter(names = "--tls-psk", absentValue = "") String tlsPsk,
             @Descriptor("clients must present a certificate signed by ca-cert.pem")
             @Parameter(names = "--tls-verify-peer", presentValue = "true", absentValue = "false") boolean verifyPeer,
             @Descriptor("client certificate subjects let in, separated by ';' (e.g. CN=host1;CN=host2); implies --tls-verify-peer")
@@ -46,7 +48,7 @@ public class NbdCommands {
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
         Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
-                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout));
+                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout), tlsPsk);
         if (e.unixPath() != null) {
             return "exported " + device + " as nbd+unix:///" + e.name() + "?socket=" + e.unixPath()
                     + (readOnly ? " (read-only)" : "");

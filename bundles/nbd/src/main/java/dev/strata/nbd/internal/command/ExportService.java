@@ -249,6 +249,9 @@ public final class ExportService implements AutoCloseable {
             m.put("bytes_written", Long.toString(e.export != null ? e.export.bytesWritten() : 0));
             m.put("requests", Long.toString(e.export != null ? e.export.requests() : 0));
             m.put("errors", Long.toString(e.export != null ? e.export.errors() : 0));
+            if (e.export != null) {
+                e.export.latency(m);
+            }
             out.add(m);
         }
         return out;

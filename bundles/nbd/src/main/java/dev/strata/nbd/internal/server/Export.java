@@ -104,6 +104,11 @@ public final class Export implements ExportView {
         return counters.errors.sum();
     }
 
+    /** Puts the read, write and flush latency percentiles into {@code status}. */
+    public void latency(java.util.Map<String, String> status) {
+        counters.latency.render(status);
+    }
+
     public String bindAddress() {
         Listener l = listener;
         return l == null ? "" : l.address() instanceof InetSocketAddress i ? i.getAddress().getHostAddress() : "";

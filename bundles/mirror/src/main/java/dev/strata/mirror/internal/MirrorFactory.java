@@ -2,12 +2,14 @@ package dev.strata.mirror.internal;
 
 import dev.strata.api.BlockDevice;
 import dev.strata.api.Claim;
+import dev.strata.api.DeviceManager;
 import dev.strata.api.Target;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 import dev.strata.mirror.internal.format.LogHeader;
 import dev.strata.mirror.internal.io.MirrorSettings;
 import dev.strata.mirror.internal.io.MirrorTarget;
+import dev.strata.mirror.internal.io.RemoteLegs;
 import dev.strata.mirror.internal.log.CoreLog;
 import dev.strata.mirror.internal.log.DiskLog;
 import dev.strata.mirror.internal.log.RegionLog;
@@ -17,10 +19,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 
 /** Builds {@code mirror} targets; every leg and the log device are claimed exclusively. */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + MirrorSettings.TYPE)
 public class MirrorFactory implements TargetFactory {
+
+    /** To tell remote legs ({@code nbd}) from local ones; optional, so the factory never waits for core. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    volatile DeviceManager manager;
 
     @Override
     public String usage() {
@@ -66,6 +75,8 @@ public class MirrorFactory implements TargetFactory {
         }
         RegionLog log = s.coreLog() ? new CoreLog()
                 : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
-        return MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
+        MirrorTarget m = MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
+        m.autoRecover(RemoteLegs.mask(manager, s.legs()), RemoteLegs.PROBE_INTERVAL_MS);
+        return m;
     }
 }

@@ -198,7 +198,7 @@ public class MirrorCommandsIT {
             run("dev:create ra file path=" + dir.resolve("ra.img") + " size=" + SIZE + " create=true");
             run("dev:create rlog file path=" + dir.resolve("rlog.img") + " size=65536 create=true");
             run("dev:create rm mirror legs=ra,rb region_size=64k log=disk:rlog nosync=true clear_delay=100");
-            assertEquals("rb", status("rm").get("auto_recover"));
+            Await.until("rb known as a remote leg", 60, () -> "rb".equals(status("rm").get("auto_recover")), () -> status("rm").toString());
             try (DeviceHandle m = manager.open("rm", "itest:mirror-remote")) {
                 Writer w = new Writer(m);
                 Thread t = new Thread(w, "mirror-it-writer");

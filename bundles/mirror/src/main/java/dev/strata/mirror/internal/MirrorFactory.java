@@ -2,7 +2,6 @@ package dev.strata.mirror.internal;
 
 import dev.strata.api.BlockDevice;
 import dev.strata.api.Claim;
-import dev.strata.api.DeviceManager;
 import dev.strata.api.Target;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
@@ -18,18 +17,31 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Component;
-import org.osgi.service.component.annotations.Reference;
-import org.osgi.service.component.annotations.ReferenceCardinality;
-import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Deactivate;
 
 /** Builds {@code mirror} targets; every leg and the log device are claimed exclusively. */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + MirrorSettings.TYPE)
 public class MirrorFactory implements TargetFactory {
 
-    /** To tell remote legs ({@code nbd}) from local ones; optional, so the factory never waits for core. */
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
-    volatile DeviceManager manager;
+    /**
+     * To look up the device manager when a leg fails, to tell remote legs ({@code nbd}) from
+     * local ones. Not a DS reference: the manager references every target factory, so a reference
+     * back makes a cycle SCR reports at every start.
+     */
+    private volatile BundleContext context;
+
+    @Activate
+    void activate(BundleContext bundleContext) {
+        this.context = bundleContext;
+    }
+
+    @Deactivate
+    void deactivate() {
+        this.context = null;
+    }
 
     @Override
     public String usage() {
@@ -76,7 +88,10 @@ public class MirrorFactory implements TargetFactory {
         RegionLog log = s.coreLog() ? new CoreLog()
                 : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
         MirrorTarget m = MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
-        m.autoRecover(RemoteLegs.mask(manager, s.legs()), RemoteLegs.PROBE_INTERVAL_MS);
+        BundleContext c = this.context;
+        if (c != null) {
+            m.autoRecover(RemoteLegs.lookup(c, s.legs()), RemoteLegs.PROBE_INTERVAL_MS);
+        }
         return m;
     }
 }

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntConsumer;
+import java.util.function.IntPredicate;
 
 /**
  * Brings remote legs back by themselves. A short network blip never reaches the mirror: the
@@ -25,7 +26,9 @@ import java.util.function.IntConsumer;
 final class LegProber implements Runnable {
     private static final int MAX_BACKOFF_SHIFT = 6;
     private final Legs legs;
-    private final int watched;
+    private final IntPredicate remote;
+    /** The legs found remote when last asked (status). */
+    private volatile int known;
     private final long intervalMillis;
     private final IntConsumer recover;
     private final int probeBytes;
@@ -35,9 +38,9 @@ final class LegProber implements Runnable {
     private volatile boolean stopped;
     private volatile long recoveries;
 
-    LegProber(String mirror, Legs legs, int watched, long intervalMillis, IntConsumer recover, int probeBytes) {
+    LegProber(String mirror, Legs legs, IntPredicate remote, long intervalMillis, IntConsumer recover, int probeBytes) {
         this.legs = legs;
-        this.watched = watched;
+        this.remote = remote;
         this.intervalMillis = Math.max(1, intervalMillis);
         this.recover = recover;
         this.probeBytes = probeBytes;
@@ -72,30 +75,47 @@ final class LegProber implements Runnable {
         return recoveries;
     }
 
-    /** The legs watched, by name, for status. */
+    /** The legs found remote, by name, for status ("" until the prober has asked). */
     String describe() {
         List<String> names = new ArrayList<>();
+        int k = known;
         for (int i = 0; i < legs.count(); i++) {
-            if ((watched & (1 << i)) != 0) {
+            if ((k & (1 << i)) != 0) {
                 names.add(legs.name(i));
             }
         }
         return String.join(",", names);
     }
 
-    /** Probes each watched leg that is out of sync and due; returns how many it recovered. */
+    /** Asks which legs are remote now (at start, for status; the legs' types rarely change). */
+    void survey() {
+        int k = 0;
+        for (int leg = 0; leg < legs.count(); leg++) {
+            k |= remote.test(leg) ? 1 << leg : 0;
+        }
+        known = k;
+    }
+
+    private boolean isRemote(int leg) {
+        boolean r = remote.test(leg);
+        known = r ? known | (1 << leg) : known & ~(1 << leg);
+        return r;
+    }
+
+    /** Probes each remote leg that is out of sync and due; returns how many it recovered. */
     synchronized int runOnce(long nowMillis) {
         int n = 0;
         for (int leg = 0; leg < legs.count(); leg++) {
-            if ((watched & (1 << leg)) == 0) {
-                continue;
-            }
             Legs.State s = legs.state(leg);
             if (s == Legs.State.IN_SYNC) {
                 attempts[leg] = 0;
                 continue;
             }
             if (s != Legs.State.OUT_OF_SYNC || nowMillis < nextTry[leg]) {
+                continue;
+            }
+            if (!isRemote(leg)) {
+                nextTry[leg] = nowMillis + intervalMillis; // asked again later: a reload may make it one
                 continue;
             }
             if (!probe(leg)) {
@@ -126,6 +146,7 @@ final class LegProber implements Runnable {
 
     @Override
     public void run() {
+        survey();
         while (!stopped) {
             runOnce(System.nanoTime() / 1_000_000L);
             try {

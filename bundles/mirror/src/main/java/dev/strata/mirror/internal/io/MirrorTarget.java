@@ -428,18 +428,20 @@ public final class MirrorTarget implements Target {
     }
 
     /**
-     * Recovers the legs in {@code legMask} by themselves once they can be read again (remote
+     * Recovers the legs {@code remote} names by themselves once they can be read again (remote
      * legs, whose nbd target reconnects); see {@link LegProber}. Manual mirrors (tests) get a
      * prober without a thread, driven by {@link #proberRunOnce}.
      */
-    public void autoRecover(int legMask, long intervalMillis) {
-        if (legMask == 0 || prober != null) {
+    public void autoRecover(java.util.function.IntPredicate remote, long intervalMillis) {
+        if (prober != null) {
             return;
         }
-        LegProber p = new LegProber(name, legs, legMask, intervalMillis, this::recover, blockSize);
+        LegProber p = new LegProber(name, legs, remote, intervalMillis, this::recover, blockSize);
         prober = p;
         if (daemon != null) {
             p.start();
+        } else {
+            p.survey();
         }
     }
 
@@ -542,7 +544,7 @@ public final class MirrorTarget implements Target {
         }
         m.put("leg_failures", Long.toString(legFailures));
         LegProber p = prober;
-        if (p != null) {
+        if (p != null && !p.describe().isEmpty()) {
             m.put("auto_recover", p.describe());
             m.put("auto_recoveries", Long.toString(p.recoveries()));
         }

@@ -53,7 +53,7 @@ class LegProberTest {
     MirrorTarget open(int remoteMask) throws IOException {
         m = MirrorTarget.open("m0", List.of("a", "b"), List.of(a, b), new DiskLog("log", rawLog), REGION,
                 MirrorTarget.Options.defaults().withManual(true).withNosync(true).withClearDelayNanos(0));
-        m.autoRecover(remoteMask, INTERVAL);
+        m.autoRecover(leg -> (remoteMask & (1 << leg)) != 0, INTERVAL);
         return m;
     }
 
@@ -154,9 +154,11 @@ class LegProberTest {
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
-        assertEquals(0b110, RemoteLegs.mask(dm, List.of("a", "b", "c")));
-        assertEquals(0b10, RemoteLegs.mask(dm, List.of("a", "c", "gone")));
-        assertEquals(0, RemoteLegs.mask(null, List.of("a", "b")));
+        assertFalse(RemoteLegs.isRemote(dm, "a"));
+        assertTrue(RemoteLegs.isRemote(dm, "b"));
+        assertTrue(RemoteLegs.isRemote(dm, "c"));
+        assertFalse(RemoteLegs.isRemote(dm, "gone"));
+        assertFalse(RemoteLegs.isRemote(null, "b"));
         assertTrue(RemoteLegs.PROBE_INTERVAL_MS > 0);
     }
 }

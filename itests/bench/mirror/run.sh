@@ -84,7 +84,7 @@ if wanted fio; then
     strata_available || die "$STRATA_NOTE; build it with: mvn -B -q -DskipTests package"
     strata_prepare_home
     strata_start || die "$STRATA_NOTE"
-    for f in la lb sa sb xa xsa; do fallocate -l "$LEG_SIZE" "$DATA/$f.img"; done
+    for f in la lb sa sb xa xb xsa xsb; do fallocate -l "$LEG_SIZE" "$DATA/$f.img"; done
     fallocate -l 1M "$DATA/mlog.img"
     fallocate -l 1M "$DATA/slog.img"
     strata_must "dev:create la file path=$DATA/la.img"
@@ -100,12 +100,15 @@ if wanted fio; then
     # "one leg alone" is a third file (and a third spindle) of the same kind on the same disk: a
     # mirror claims its legs, and a leg's file is never opened by a second device
     strata_must "dev:create xa file path=$DATA/xa.img"
+    strata_must "dev:create xb file path=$DATA/xb.img"
     strata_must "dev:create xsa0 file path=$DATA/xsa.img"
     strata_must "dev:create xsa spindle device=xsa0 seed=1"
-    for e in mfile mspin xa xsa; do strata_export "$e" "$e"; done
+    strata_must "dev:create xsb0 file path=$DATA/xsb.img"
+    strata_must "dev:create xsb spindle device=xsb0 seed=2"
+    for e in mfile mspin xa xb xsa xsb; do strata_export "$e" "$e"; done
     uri() { echo "nbd://127.0.0.1:${STRATA_PORT[$1]}/$1"; }
     # the regions the workloads touch are written once through every system first
-    for e in mfile xa; do
+    for e in mfile xa xb; do
         BENCH_REGION=$REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-$e.json" "" "$JOBS/prep-fill.fio" \
             --ioengine=nbd --uri="$(uri "$e")" || die "prefill of $e failed"
     done
@@ -122,31 +125,42 @@ if wanted fio; then
     }
     SPIN_REGION=64M
     for ((rep = 1; rep <= REPS; rep++)); do
-        for s in xa mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
+        for s in xa xb mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
         for s in xa mfile; do measure randread-4k "$s" "$rep" "$JOBS/randread-4k.fio"; done
-        for s in xsa mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
+        for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
         for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
     done
     strata_cmd "mirror:status" && { echo "--- mirror:status after the run"; cat <<<"$STRATA_OUT"; } >"$RESULTS/status.txt"
-    # medians and ratios
-    med() { # WORKLOAD SYSTEM FIELD(4=MiB/s 5=IOPS)
-        awk -F'\t' -v w="$1" -v s="$2" -v f="$3" '$1==w && $2==s && $f!="" {print $f}' "$RESULTS/raw.tsv" | sort -g |
-            awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'
+    # medians, and the ratio of each repetition (the systems of one repetition ran back to back,
+    # so a ratio is fairer than a ratio of medians on a shared machine), then their median
+    val() { awk -F'\t' -v w="$1" -v s="$2" -v r="$3" -v f="$4" '$1==w && $2==s && $3==r && $f!="" {print $f}' "$RESULTS/raw.tsv"; }
+    median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+    med() { awk -F'\t' -v w="$1" -v s="$2" -v f="$3" '$1==w && $2==s && $f!="" {print $f}' "$RESULTS/raw.tsv" | median; }
+    rep_ratios() { # WORKLOAD MIRROR FIELD LEG… : per repetition, mirror / the slowest leg alone
+        local w=$1 m=$2 f=$3 r; shift 3
+        for ((r = 1; r <= REPS; r++)); do
+            local legs="" l
+            for l in "$@"; do legs="$legs $(val "$w" "$l" "$r" "$f")"; done
+            awk -v a="$(val "$w" "$m" "$r" "$f")" -v legs="$legs" 'BEGIN { n = split(legs, v, " "); if (a == "" || n == 0) exit;
+                min = v[1]; for (i = 2; i <= n; i++) if (v[i] < min) min = v[i]; if (min > 0) printf "%.2f\n", a / min }'
+        done
     }
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="" || b=="" || b==0) print "n/a"; else printf "%.2f", a/b }'; }
     {
-        echo "## mirror vs one leg, through NBD (fio nbd engine, median of $REPS)"
+        echo "## mirror vs one leg, through NBD (fio nbd engine, $REPS repetitions)"
         echo
-        echo "| workload | legs | one leg alone | mirror | mirror / one leg | goal |"
-        echo "|---|---|---|---|---|---|"
-        for row in "seqwrite-1m file 4 MiB/s ≥0.9" "randread-4k file 5 IOPS ≥1.5" \
-                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9" "randread-4k-spindle spindle 5 IOPS ≥1.5"; do
-            read -r w kind f unit goal <<<"$row"
-            if [ "$kind" = file ]; then one=xa two=mfile; else one=xsa two=mspin; fi
-            a=$(med "$w" "$one" "$f"); b=$(med "$w" "$two" "$f")
-            echo "| ${w%-spindle} | two $kind legs | $a $unit | $b $unit | $(ratio "$b" "$a")× | $goal× |"
+        echo "| workload | legs | leg alone (median) | mirror (median) | mirror / leg, per repetition | median ratio | goal |"
+        echo "|---|---|---|---|---|---|---|"
+        for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "randread-4k file 5 IOPS ≥1.5 mfile xa" \
+                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa"; do
+            read -r w kind f unit goal m legs <<<"$row"
+            # shellcheck disable=SC2086
+            ratios=$(rep_ratios "$w" "$m" "$f" $legs)
+            alone=""
+            for l in $legs; do alone="$alone${alone:+ / }$(med "$w" "$l" "$f")"; done
+            echo "| ${w%-spindle} | two $kind legs | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
         done
         echo
+        echo "(seqwrite: against the slower of the two legs alone in the same repetition; randread: against one leg.)"
         echo "Reads per leg after the run (mirror:status): $(grep -E '^  legs' "$RESULTS/status.txt" | tr -s ' ' | tr '\n' ';')"
         echo
     } | tee -a "$SUMMARY"

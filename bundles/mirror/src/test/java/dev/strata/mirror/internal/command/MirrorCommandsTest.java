@@ -232,6 +232,8 @@ class MirrorCommandsTest {
         String s = run("mirror:status m0");
         assertTrue(s.contains("b out_of_sync"), s);
         assertTrue(s.contains("! degraded: b misses every region written since; mirror:recover m0 b brings it back"), s);
+        String alone = run("mirror:resync m0");
+        assertTrue(alone.endsWith("; not to b (out of sync: mirror:recover m0 b)"), alone);
         int marked = m.dirtyRegions().cardinality();
         String recovering = run("mirror:recover m0 1"); // by index, as dev:message takes it
         assertTrue(recovering.startsWith("m0: leg b is recovering: "), recovering);

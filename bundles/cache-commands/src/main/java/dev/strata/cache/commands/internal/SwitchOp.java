@@ -38,7 +38,8 @@ final class SwitchOp {
     /** The argument key naming a cache device, the same for every policy's factory. */
     static final String CACHE = "cache";
     /** What a factory takes to format its cache device (the first build over a released one). */
-    static final Map<String, String> FORMAT = Map.of("format", "true");
+    static final String FORMAT_KEY = "format";
+    static final Map<String, String> FORMAT = Map.of(FORMAT_KEY, "true");
 
     private final DeviceManager manager;
     private final CacheOps ops;
@@ -62,9 +63,12 @@ final class SwitchOp {
         Map<String, String> args = new LinkedHashMap<>(given);
         args.putIfAbsent(CACHE, old.cache());
         boolean reusesCache = args.get(CACHE).equals(old.cache());
-        Map<String, String> first = Map.of();
+        // format=true is for the first build only: the stored definition must recover the new cache
+        // at the next start, not format it again
+        String format = args.remove(FORMAT_KEY);
+        Map<String, String> first = format == null ? Map.of() : Map.of(FORMAT_KEY, format);
         boolean adopted = manager.checkSwitch(device, type, args, old.backing(), first);
-        if (!adopted && reusesCache && !args.containsKey("format")) {
+        if (!adopted && reusesCache && format == null) {
             // the old target leaves its device clean and invalidated before the new one formats it
             first = FORMAT;
             manager.checkSwitch(device, type, args, old.backing(), first);

@@ -10,6 +10,7 @@ import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.Claim;
 import dev.strata.api.InvalidArgumentException;
@@ -173,10 +174,12 @@ final class Switcher {
                 d.lowers = DeviceGraph.union(oldLowers, p.newLowers()); // neither set can be removed meanwhile
                 d.claims = DeviceGraph.strongest(oldClaims, p.newClaims());
             }
+            BlockDevice backing = backingView(p);
             if (p.reused().isEmpty()) {
-                alongside(d, old, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
+                alongside(d, old, backing, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
             } else {
-                inPlace(d, old, p.oldDef(), oldLowers, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
+                inPlace(d, old, backing, p.oldDef(), oldLowers, p.entry(), p.def(), p.firstDef(), p.newLowers(),
+                        p.adopted());
             }
             done = true;
             core.graph.setLowers(d, p.newLowers());
@@ -205,14 +208,18 @@ final class Switcher {
                 p.reused().isEmpty() ? "built alongside" : "in place on " + p.reused(), d.lastSwapPauseNanos / 1000);
     }
 
-    private void alongside(MappedDevice d, Target old, FactoryEntry entry, DeviceDefinition def,
+    private void alongside(MappedDevice d, Target old, BlockDevice backing, FactoryEntry entry, DeviceDefinition def,
             DeviceDefinition firstDef, List<String> newLowers, boolean adopted) throws IOException {
         Lifecycle life = core.lifecycle;
         Target t = life.build(d, entry, firstDef, newLowers);
         boolean committed = false;
         try {
             hook.reached("built");
-            old.flush(); // most volatile data made durable while I/O runs: the flush in the pause is short
+            // most volatile data made durable while I/O runs, so the flushes in the pause are short
+            // (writes in writearound during the drain went straight to the backing device: its
+            // flush is the one that costs)
+            old.flush();
+            backing.flush();
             long closed = System.nanoTime();
             life.quiesce(d);
             life.suspendTarget(d, old); // on failure it resumes the old target and reopens the gate
@@ -223,6 +230,7 @@ final class Switcher {
                 // writes completed through the old target may be volatile in it; after the swap a
                 // client's flush reaches only the new target
                 old.flush();
+                backing.flush();
                 if (d.persistent) {
                     core.store.save(d, firstDef);
                 }
@@ -246,11 +254,12 @@ final class Switcher {
         life.closeQuietly(d, old);
     }
 
-    private void inPlace(MappedDevice d, Target old, DeviceDefinition oldDef, List<String> oldLowers,
+    private void inPlace(MappedDevice d, Target old, BlockDevice backing, DeviceDefinition oldDef, List<String> oldLowers,
             FactoryEntry entry, DeviceDefinition def, DeviceDefinition firstDef, List<String> newLowers,
             boolean adopted) throws IOException {
         Lifecycle life = core.lifecycle;
         old.flush();
+        backing.flush(); // as alongside: the costly flush done while I/O still runs
         long closed = System.nanoTime();
         life.quiesce(d);
         life.suspendTarget(d, old);
@@ -259,7 +268,10 @@ final class Switcher {
             if (!adopted) {
                 requireClean(d, old);
             }
+            // writes completed through the old target may be volatile in it or in the backing
+            // device (writearound); a client's flush after the swap reaches only the new target
             old.flush();
+            backing.flush();
         } catch (IOException | RuntimeException e) {
             resume(d, old);
             throw e;
@@ -293,6 +305,16 @@ final class Switcher {
         }
         life.attach(d, entry, t);
         d.lastSwapPauseNanos = System.nanoTime() - closed;
+    }
+
+    /** The backing device as the targets see it (its gated view). */
+    private BlockDevice backingView(Plan p) {
+        String name = p.def().arguments().get(backingArgument(p.entry()));
+        MappedDevice b = core.graph.get(name);
+        if (b == null) {
+            throw DeviceGraph.unknownDevice(name);
+        }
+        return b.view;
     }
 
     /** Before the commit of an in-place switch: the old target reopened over its intact devices. */

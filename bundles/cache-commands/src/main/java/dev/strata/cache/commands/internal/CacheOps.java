@@ -171,14 +171,36 @@ final class CacheOps {
             String restored = restoreAfter(device, prep.old());
             throw cancelled(out, device, "detach", Render.cancelled(device, "detach", prep.writtenBack(), 0) + restored);
         }
-        try {
-            if (prep.collapse()) {
-                manager.collapse(device, prep.lower());
-            } else {
-                manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
+        for (int attempt = 1;; attempt++) {
+            try {
+                if (prep.collapse()) {
+                    manager.collapse(device, prep.lower());
+                } else {
+                    manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
+                }
+                break;
+            } catch (InvalidArgumentException e) {
+                // dirty again when the pause looked (writes the clean mode still lets into the cache
+                // arrived after the drain): nothing changed; drain once more and retry
+                if (attempt >= DRAIN_ATTEMPTS || call(device, CacheTarget::dirtyBlocks) == 0) {
+                    throw failure(device, e, restoreAfter(device, prep.old()));
+                }
+                call(device, t -> {
+                    ProgressLine p = progress(device, t, out);
+                    try {
+                        if (keepCache) {
+                            drain(t, p);
+                        } else {
+                            invalidate(t, p);
+                        }
+                    } finally {
+                        p.end();
+                    }
+                    return null;
+                });
+            } catch (IOException | RuntimeException e) {
+                throw failure(device, e, restoreAfter(device, prep.old()));
             }
-        } catch (IOException | RuntimeException e) {
-            throw failure(device, e, restoreAfter(device, prep.old()));
         }
         if (prep.collapse()) {
             DeviceInfo now = manager.info(device).orElseThrow(() -> new IOException(device + ": gone after the detach"));

@@ -80,11 +80,23 @@ final class SwitchOp {
             throw CacheOps.cancelled(out, device, "switch", Render.cancelled(device, "switch", drained.writtenBack(), 0)
                     + restore(device, drained));
         }
-        try {
-            manager.switchTarget(device, type, args, old.backing(), first);
-        } catch (IOException | RuntimeException e) {
-            throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+        long writtenBack = drained.writtenBack();
+        for (int attempt = 1;; attempt++) {
+            try {
+                manager.switchTarget(device, type, args, old.backing(), first);
+                break;
+            } catch (InvalidArgumentException e) {
+                // the pause found blocks dirty again (writes the clean mode still lets into the cache
+                // arrived after the drain): nothing changed; drain once more and retry
+                if (adopted || attempt >= CacheOps.DRAIN_ATTEMPTS || !stillOld(device) || dirty(device) == 0) {
+                    throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+                }
+                writtenBack += ops.call(device, t -> redrain(device, t, out));
+            } catch (IOException | RuntimeException e) {
+                throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+            }
         }
+        drained = new Drained(drained.mode(), writtenBack);
         return Render.switched(device, type, args.get(CACHE), old.type(), old.cache(), adopted, drained.writtenBack(),
                 manager.status(device).get("last_swap_pause_us"));
     }
@@ -131,6 +143,24 @@ final class SwitchOp {
         }
         p.end();
         return new Drained(old, p.writtenBack());
+    }
+
+    private long dirty(String device) throws IOException, Cancelled {
+        return ops.call(device, CacheTarget::dirtyBlocks);
+    }
+
+    /** A second drain (the clean mode is still set), with its own progress line; blocks written back. */
+    private long redrain(String device, CacheTarget t, PrintStream out) throws IOException {
+        ProgressLine p = ops.progress(device, t, out);
+        try {
+            CacheOps.invalidate(t, p);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException(device + ": interrupted while writing back again before the swap");
+        } finally {
+            p.end();
+        }
+        return p.writtenBack();
     }
 
     /** Whether the device still has the old target (a failure before the switch's commit). */

@@ -47,7 +47,7 @@ final class PowerCuts {
         VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
         io.awaitOps(300);
         setup.run();
-        io.awaitOps(io.ops.get() + 500);
+        io.awaitOps(500);
         AtomicReference<Map<String, DeviceDefinition>> survived = new AtomicReference<>();
         arm.accept(() -> {
             io.crashing();

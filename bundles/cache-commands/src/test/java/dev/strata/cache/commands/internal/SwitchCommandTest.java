@@ -115,7 +115,7 @@ class SwitchCommandTest {
         VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
         io.awaitOps(300);
         s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0"); // dirty data stays in the cache
-        io.awaitOps(io.ops.get() + 800);
+        io.awaitOps(800);
         List<String> lines = new ArrayList<>();
         long longest = 0;
         for (String cmd : List.of("cache:switch slow writecache cache=ssd2", "cache:switch slow readcache policy=lru",
@@ -125,9 +125,9 @@ class SwitchCommandTest {
             long during = io.resetLongest();
             longest = Math.max(longest, during);
             lines.add(r + " [longest client request during it " + during / 1000 + " µs]");
-            io.awaitOps(io.ops.get() + 400);
+            io.awaitOps(400);
             if (cmd.contains("policy=lru")) {
-                io.awaitOps(io.ops.get() + 400); // reads promote into the readcache
+                io.awaitOps(400); // reads promote into the readcache
             }
             if (cmd.contains("nhit")) {
                 assertTrue(r.matches("slow: switched to readcache \\(cache ssd2; was readcache on ssd2\\), cached data "
@@ -196,7 +196,7 @@ class SwitchCommandTest {
         io.resetLongest();
         String r = s.run("cache:switch slow writecache");
         long during = io.resetLongest();
-        io.awaitOps(io.ops.get() + 500);
+        io.awaitOps(500);
         io.stop();
         System.out.println(r + " — clients: " + io.summary() + "; longest request during it " + during / 1000 + " µs");
         assertEquals(0, io.errors.get(), io.summary() + " " + io.firstErrors);

@@ -106,6 +106,47 @@ public interface DeviceManager {
     }
 
     /**
+     * Replaces a cache device's target by one of another {@code type} over the same backing device
+     * ({@code cache:switch}): {@code arguments} plus the factory's
+     * {@link TargetFactory#backingArgument() backing argument} naming {@code backing}, which must be
+     * one of the device's lower devices. The device keeps its name, identity, handles, upper devices
+     * and its own marks. A new target whose lower devices other than {@code backing} are not the old
+     * one's is built while the old one serves I/O and takes over in one short suspend; one that
+     * reuses a lower device of the old (the same cache device) is built inside the suspend, after
+     * the old one is closed. Unless the new target {@link TargetFactory#adopts adopts} the old one's
+     * state, the old target must hold no dirty data (the caller drains it first). The new definition
+     * is stored inside the suspend (the commit): a restart after a crash before it finds the old
+     * target, after it the new one.
+     *
+     * @param firstBuild arguments for the first build only (e.g. {@code format=true} for a cache
+     *        device the old target released): stored with the commit, so that a restart before the
+     *        first build succeeds applies them, and stored again without them once it has
+     * @throws InvalidArgumentException no such device, {@code backing} not under it, unknown type or
+     *         one that names no backing argument, the backing argument given explicitly, a lower
+     *         device missing or conflicting, dirty data the new target cannot adopt (one line,
+     *         nothing changed, nothing paused)
+     * @since 1.7
+     */
+    /**
+     * Checks a {@link #switchTarget} without changing anything (before the caller drains the old
+     * target for it): every mistake it would refuse for its arguments and devices is thrown here.
+     *
+     * @return whether the new target adopts the old one's state, dirty data included (no drain
+     *         needed, and the cached data is kept)
+     * @throws InvalidArgumentException as {@link #switchTarget}, except for dirty data
+     * @since 1.7
+     */
+    default boolean checkSwitch(String name, String type, Map<String, String> arguments, String backing,
+            Map<String, String> firstBuild) throws IOException {
+        throw new InvalidArgumentException("this device manager cannot switch a device's target");
+    }
+
+    default DeviceInfo switchTarget(String name, String type, Map<String, String> arguments, String backing,
+            Map<String, String> firstBuild) throws IOException {
+        throw new InvalidArgumentException("this device manager cannot switch a device's target");
+    }
+
+    /**
      * Opens a device for use by {@code holder} (e.g. {@code nbd:export1}). While any handle is
      * open the device cannot be removed. I/O through the handle passes the device's gate, so it
      * waits (never fails) while the device is suspended or its target is being updated. A handle

@@ -170,6 +170,7 @@ final class Attacher {
                 LOG.warn("device {}: could not clear the staged mark of {}: {}", d.name, lower, e.getMessage());
             }
         }
+        remark(d.name, lower, oldLowers);
         LOG.info("attached {} in front of {} (now {}; pause {} µs)", entry.type(), d.name, lowerDef.tableLine(),
                 d.lastSwapPauseNanos / 1000);
         core.reconciler.scheduleWaiting();
@@ -244,6 +245,29 @@ final class Attacher {
             } catch (IOException e) {
                 LOG.warn("device {}: could not delete the staged definition of {} ({}); the next start removes it",
                         d.name, l.name, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * The devices an earlier attach made for the device ({@code lower.of=DEV}) now sit under the new
+     * lower device, which took over the device's target: their mark follows it, so that a
+     * {@code cache:detach} of that middle layer collapses onto them too. A crash before this store
+     * leaves the old mark: such a detach then maps the middle layer {@code linear} over them instead.
+     */
+    private void remark(String device, String lower, List<String> oldLowers) {
+        for (String n : oldLowers) {
+            MappedDevice m = core.graph.get(n);
+            if (m == null || !device.equals(m.definition.lowerOf())) {
+                continue;
+            }
+            m.definition = m.definition.lowerOf(lower);
+            if (m.persistent) {
+                try {
+                    core.store.save(m, m.definition);
+                } catch (IOException e) {
+                    LOG.warn("device {}: could not store it as the lower device of {}: {}", n, lower, e.getMessage());
+                }
             }
         }
     }

@@ -319,6 +319,19 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     @Override
+    public boolean checkSwitch(String name, String type, Map<String, String> arguments, String backing,
+            Map<String, String> firstBuild) throws IOException {
+        return core.switcher.check(name, type, arguments, backing, firstBuild);
+    }
+
+    @Override
+    public DeviceInfo switchTarget(String name, String type, Map<String, String> arguments, String backing,
+            Map<String, String> firstBuild) throws IOException {
+        core.switcher.switchTarget(name, type, arguments, backing, firstBuild);
+        return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
+    }
+
+    @Override
     public <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call)
             throws IOException, InterruptedException {
         return core.operations.withTarget(name, type, call);

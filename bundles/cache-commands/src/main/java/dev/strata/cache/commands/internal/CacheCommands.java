@@ -31,7 +31,7 @@ import dev.strata.api.WritebackController;
 @Component(service = CacheCommands.class, property = {"osgi.command.scope=cache", "osgi.command.function=stats",
         "osgi.command.function=set", "osgi.command.function=writeback", "osgi.command.function=detach",
         "osgi.command.function=mode", "osgi.command.function=controllers",
-        "osgi.command.function=attach"})
+        "osgi.command.function=attach", "osgi.command.function=switch"})
 public final class CacheCommands {
 
     @Reference
@@ -44,6 +44,8 @@ public final class CacheCommands {
 
     /** The detaches running, for {@code --cancel} from another console. */
     final Detaches detaches = new Detaches();
+    /** The switches running, for {@code cache:switch --cancel}. */
+    final Detaches switches = new Detaches("switch");
 
     public CacheCommands() {
     }
@@ -157,6 +159,31 @@ public final class CacheCommands {
         java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
                 java.util.Arrays.asList(words).subList(2, words.length));
         return ops().attach(words[0], words[1], args, lower.isBlank() ? null : lower);
+    }
+
+    @Descriptor("switch a cache to another policy (or cache device, or arguments) over the same backing device, live: "
+            + "the old cache drains first when the new one cannot adopt its data (progress, ETA; Ctrl-C or "
+            + "cache:switch --cancel DEV keeps it as it was), then the new one takes over in one short pause")
+    public String _switch(CommandSession session,
+            @Descriptor("stop the cache:switch of DEV running on another console; the cache stays as it was")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
+            @Descriptor("DEV TYPE [cache=CDEV] [key=value…], or --cancel DEV") String... words)
+            throws IOException, InterruptedException {
+        if (cancel) {
+            if (words == null || words.length != 1 || words[0].contains("=")) {
+                throw new InvalidArgumentException(Render.switchUsage());
+            }
+            return switches.cancel(words[0]);
+        }
+        if (words == null || words.length < 2 || words[0].contains("=") || words[1].contains("=")) {
+            throw new InvalidArgumentException(Render.switchUsage());
+        }
+        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
+                java.util.Arrays.asList(words).subList(2, words.length));
+        CacheOps ops = ops();
+        try (Detaches.Run run = switches.begin(words[0])) {
+            return new SwitchOp(manager, ops).run(words[0], words[1], args, out(session), run);
+        }
     }
 
     @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")

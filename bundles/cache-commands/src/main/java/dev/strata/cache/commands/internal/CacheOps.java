@@ -171,14 +171,36 @@ final class CacheOps {
             String restored = restoreAfter(device, prep.old());
             throw cancelled(out, device, "detach", Render.cancelled(device, "detach", prep.writtenBack(), 0) + restored);
         }
-        try {
-            if (prep.collapse()) {
-                manager.collapse(device, prep.lower());
-            } else {
-                manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
+        for (int attempt = 1;; attempt++) {
+            try {
+                if (prep.collapse()) {
+                    manager.collapse(device, prep.lower());
+                } else {
+                    manager.reload(device, LINEAR, Map.of("device", prep.lower()), false);
+                }
+                break;
+            } catch (InvalidArgumentException e) {
+                // dirty again when the pause looked (writes the clean mode still lets into the cache
+                // arrived after the drain): nothing changed; drain once more and retry
+                if (attempt >= DRAIN_ATTEMPTS || call(device, CacheTarget::dirtyBlocks) == 0) {
+                    throw failure(device, e, restoreAfter(device, prep.old()));
+                }
+                call(device, t -> {
+                    ProgressLine p = progress(device, t, out);
+                    try {
+                        if (keepCache) {
+                            drain(t, p);
+                        } else {
+                            invalidate(t, p);
+                        }
+                    } finally {
+                        p.end();
+                    }
+                    return null;
+                });
+            } catch (IOException | RuntimeException e) {
+                throw failure(device, e, restoreAfter(device, prep.old()));
             }
-        } catch (IOException | RuntimeException e) {
-            throw failure(device, e, restoreAfter(device, prep.old()));
         }
         if (prep.collapse()) {
             DeviceInfo now = manager.info(device).orElseThrow(() -> new IOException(device + ": gone after the detach"));
@@ -189,7 +211,7 @@ final class CacheOps {
     }
 
     /** The old mode put back after the drain (the target is no longer held). */
-    private String restoreAfter(String device, CacheMode old) {
+    String restoreAfter(String device, CacheMode old) {
         try {
             return call(device, t -> restore(t, old));
         } catch (IOException | RuntimeException | Cancelled again) {
@@ -251,7 +273,7 @@ final class CacheOps {
     }
 
     /** The first supported mode that cannot hold dirty data, preferring the one that keeps reads cached. */
-    private static CacheMode cleanMode(String device, CacheTarget t) {
+    static CacheMode cleanMode(String device, CacheTarget t) {
         for (CacheMode m : List.of(CacheMode.WRITEAROUND, CacheMode.WRITETHROUGH, CacheMode.PASSTHROUGH)) {
             if (t.supportedModes().contains(m)) {
                 return m;
@@ -266,7 +288,7 @@ final class CacheOps {
      * in that mode. The contract lets a target refuse such a switch while dirty (having already
      * stopped new dirty data), so a refusal while dirty is answered by a writeback and a retry.
      */
-    private static void switchTo(CacheTarget t, CacheMode mode, ProgressLine p) throws IOException, InterruptedException {
+    static void switchTo(CacheTarget t, CacheMode mode, ProgressLine p) throws IOException, InterruptedException {
         InvalidArgumentException refused = null;
         for (int attempt = 0; attempt < DRAIN_ATTEMPTS; attempt++) {
             try {
@@ -290,7 +312,7 @@ final class CacheOps {
     }
 
     /** {@code invalidate=all}, which needs a clean cache: drains and retries while it is dirty again. */
-    private static void invalidate(CacheTarget t, ProgressLine p) throws IOException, InterruptedException {
+    static void invalidate(CacheTarget t, ProgressLine p) throws IOException, InterruptedException {
         for (int attempt = 1;; attempt++) {
             drain(t, p);
             try {
@@ -317,7 +339,7 @@ final class CacheOps {
      * also when {@code mode()} still says the old one: a refused switch may have stopped new
      * dirty data all the same (the contract's first step), and only setMode undoes that.
      */
-    private static String restore(CacheTarget t, CacheMode old) {
+    static String restore(CacheTarget t, CacheMode old) {
         try {
             t.setMode(old);
             return Render.restoredSuffix(old);
@@ -330,7 +352,7 @@ final class CacheOps {
      * The error to report, with what was put back: an {@link InvalidArgumentException} (a user
      * mistake, one line) is thrown as such, anything else is returned as an IOException to throw.
      */
-    private static IOException failure(String device, Exception e, String suffix) {
+    static IOException failure(String device, Exception e, String suffix) {
         String m = e.getMessage() == null ? e.toString() : e.getMessage();
         String prefix = m.startsWith(device + ":") ? "" : device + ": ";
         if (e instanceof InvalidArgumentException) {
@@ -339,13 +361,13 @@ final class CacheOps {
         return new IOException(prefix + m + suffix, e);
     }
 
-    private static Cancelled cancelled(PrintStream out, String device, String what, String report) {
+    static Cancelled cancelled(PrintStream out, String device, String what, String report) {
         out.println(report);
         out.flush();
         return new Cancelled(device, what);
     }
 
-    private ProgressLine progress(String device, CacheTarget t, PrintStream out) {
+    ProgressLine progress(String device, CacheTarget t, PrintStream out) {
         return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime);
     }
 
@@ -353,7 +375,7 @@ final class CacheOps {
      * Runs {@code call} with the device's cache target held. An interrupt that arrives before the
      * call began (no target touched) is one line too.
      */
-    private <R> R call(String device, DeviceManager.TargetCall<CacheTarget, R> call) throws IOException, Cancelled {
+    <R> R call(String device, DeviceManager.TargetCall<CacheTarget, R> call) throws IOException, Cancelled {
         try {
             return manager.withTarget(device, CacheTarget.class, call);
         } catch (Cancelled e) {

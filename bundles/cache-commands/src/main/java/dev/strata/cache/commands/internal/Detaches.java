@@ -21,6 +21,16 @@ final class Detaches {
 
     private final Map<String, Run> runs = new ConcurrentHashMap<>();
     volatile Hook hook = (device, phase) -> { };
+    /** The command these runs are of ({@code detach}, {@code switch}), for its lines. */
+    private final String verb;
+
+    Detaches() {
+        this("detach");
+    }
+
+    Detaches(String verb) {
+        this.verb = verb;
+    }
 
     /** One detach: its thread, and whether it was cancelled or has begun its swap. */
     final class Run implements AutoCloseable {
@@ -53,11 +63,11 @@ final class Detaches {
 
         private synchronized String cancel() {
             if (swapping) {
-                return Render.tooLateToCancel(device);
+                return Render.tooLateToCancel(device, verb);
             }
             cancelled = true;
             thread.interrupt();
-            return Render.cancelRequested(device);
+            return Render.cancelRequested(device, verb);
         }
 
         @Override
@@ -73,7 +83,7 @@ final class Detaches {
     Run begin(String device) {
         Run r = new Run(device);
         if (runs.putIfAbsent(device, r) != null) {
-            throw new InvalidArgumentException(Render.detachRunning(device));
+            throw new InvalidArgumentException(Render.running(device, verb));
         }
         return r;
     }
@@ -82,7 +92,7 @@ final class Detaches {
     String cancel(String device) {
         Run r = runs.get(device);
         if (r == null) {
-            throw new InvalidArgumentException(Render.noDetachRunning(device));
+            throw new InvalidArgumentException(Render.noneRunning(device, verb));
         }
         return r.cancel();
     }

@@ -218,6 +218,10 @@ final class Render {
     }
 
     static String unsupported(String device, CacheMode mode, java.util.Set<CacheMode> supported) {
+        if (mode.holdsDirtyData() && supported.stream().noneMatch(CacheMode::holdsDirtyData)) {
+            return device + ": mode " + mode.label() + " makes no sense for this cache: it only keeps clean copies (writes "
+                    + "always reach its backing device); use " + labels(supported);
+        }
         return device + ": mode " + mode.label() + " is not supported by this cache; use " + labels(supported);
     }
 
@@ -274,20 +278,38 @@ final class Render {
         return "; I/O paused " + (us < 1000 ? us + " µs" : String.format(Locale.ROOT, "%.1f ms", us / 1000.0));
     }
 
-    static String cancelRequested(String device) {
-        return device + ": cancelling the detach (its console prints how far it got)";
+    static String cancelRequested(String device, String verb) {
+        return device + ": cancelling the " + verb + " (its console prints how far it got)";
     }
 
-    static String tooLateToCancel(String device) {
-        return device + ": too late to cancel: the detach is swapping the target (it takes one short pause)";
+    static String tooLateToCancel(String device, String verb) {
+        return device + ": too late to cancel: the " + verb + " is swapping the target (it takes one short pause)";
     }
 
-    static String noDetachRunning(String device) {
-        return device + ": no cache:detach is running; nothing to cancel";
+    static String noneRunning(String device, String verb) {
+        return device + ": no cache:" + verb + " is running; nothing to cancel";
     }
 
-    static String detachRunning(String device) {
-        return device + ": a cache:detach is already running; wait for it, or cache:detach --cancel " + device;
+    static String running(String device, String verb) {
+        return device + ": a cache:" + verb + " is already running; wait for it, or cache:" + verb + " --cancel " + device;
+    }
+
+    /** The report of a {@code cache:switch}. */
+    static String switched(String device, String type, String cache, String oldType, String oldCache, boolean kept,
+            long writtenBack, String pauseMicros) {
+        String what = kept ? ", cached data kept"
+                : writtenBack > 0 ? ", " + count(writtenBack) + " blocks written back first" : ", nothing to write back";
+        return device + ": switched to " + type + " (cache " + cache + "; was " + oldType + " on " + oldCache + ")"
+                + what + pause(pauseMicros);
+    }
+
+    static String switchUsage() {
+        return "usage: cache:switch DEV TYPE [cache=CDEV] [key=value…] (the backing device stays; cache= defaults to the "
+                + "current cache device), or cache:switch --cancel DEV";
+    }
+
+    static String sameSwitch(String device, String type, String cache) {
+        return device + ": already " + type + " on " + cache + " with these arguments; nothing to switch";
     }
 
     static String keepCacheNeedsAttach(String device, String lower) {

@@ -11,8 +11,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +22,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceInfo;
-import dev.strata.api.DeviceState;
 import dev.strata.core.internal.DeviceDefinition;
 import dev.strata.testsupport.load.VerifiedIo;
 
@@ -118,39 +115,17 @@ class AttachCommandTest {
     @ParameterizedTest(name = "point {0}, seed {1}")
     @MethodSource("cuts")
     void aPowerCutAtEachStepRestartsConsistent(int point, int seed) throws Exception {
-        DeviceHandle h = s.manager.open("slow", "nbd:t");
-        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
-        io.awaitOps(400);
-        AtomicReference<Map<String, DeviceDefinition>> survived = new AtomicReference<>();
-        s.store.armCrash(point, () -> {
-            io.crashing();
-            survived.set(s.store.snapshot());
-            s.powerCut(seed * 31L + point);
-        });
-        try {
-            s.manager.attach("slow", "writeboost", Map.of("cache", "ssd"), null);
-        } catch (Exception e) {
-            // before the commit the attach fails on the dead disks and rolls back (in memory)
-            assertTrue(point < 3, "failed after its commit: " + e);
-        }
-        if (survived.get() == null) {
-            fail("crash point " + point + " was never reached");
-        }
-        io.stop();
-        assertEquals(0, io.errors.get(), "no error before the power cut: " + io.summary());
-        assertEquals(0, io.mismatches.get(), io.summary());
-        s.restart(survived.get());
-
+        PowerCuts.Cut cut = PowerCuts.run(s, pool, "slow", seed * 31L + point, () -> { },
+                crash -> s.store.armCrash(point, crash),
+                () -> s.manager.attach("slow", "writeboost", Map.of("cache", "ssd"), null));
         boolean committed = point >= 3;
-        DeviceInfo slow = s.manager.info("slow").orElseThrow();
-        assertEquals(DeviceState.ACTIVE, slow.state(), slow.toString());
+        if (cut.failure() != null) {
+            // before the commit the attach fails on the dead disks and rolls back (in memory)
+            assertTrue(point < 3, "failed after its commit: " + cut.failure());
+        }
+        DeviceInfo slow = PowerCuts.checkDiskRule(s, "slow", cut, "at point " + point);
         assertEquals(committed ? "writeboost" : "crash", slow.type());
         assertEquals(committed, s.manager.info("slow.crash").isPresent());
-        assertTrue(s.store.snapshot().values().stream().allMatch(d -> d.stagedFor() == null), "no staged mark left");
-        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
-            List<String> bad = io.verifyAfterCrash(again);
-            assertTrue(bad.isEmpty(), "disk rule after a power cut at point " + point + ": " + bad);
-        }
         if (!committed) {
             // run again; format=true because the cut may have left a cache formatted for the rolled-back device
             assertTrue(s.run("cache:attach slow writeboost cache=ssd format=true").startsWith("slow: writeboost attached"));
@@ -159,9 +134,7 @@ class AttachCommandTest {
 
     /** Every point with 3 seeds (which volatile writes survive), 30 with {@code -Dstrata.soak=true}. */
     static Stream<Arguments> cuts() {
-        int seeds = Boolean.getBoolean("strata.soak") ? 30 : 3;
-        return IntStream.range(0, 5).boxed()
-                .flatMap(p -> IntStream.rangeClosed(1, seeds).mapToObj(seed -> Arguments.of(p, seed)));
+        return PowerCuts.points(5);
     }
 
     @Test

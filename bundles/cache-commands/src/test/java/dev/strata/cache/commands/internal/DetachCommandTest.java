@@ -18,7 +18,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import org.apache.felix.service.command.CommandSession;
@@ -199,44 +198,19 @@ class DetachCommandTest {
     @MethodSource("cuts")
     void aPowerCutAtEachStepRestartsConsistent(int point, int seed) throws Exception {
         String id = s.manager.info("slow").orElseThrow().id();
-        DeviceHandle h = s.manager.open("slow", "nbd:t");
-        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
-        io.awaitOps(300);
-        s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0");
-        io.awaitOps(800);
-        AtomicReference<Map<String, DeviceDefinition>> survived = new AtomicReference<>();
-        s.store.armCrash(point, () -> {
-            io.crashing();
-            survived.set(s.store.snapshot());
-            s.powerCut(seed * 31L + point);
-        });
-        try {
-            s.run("cache:detach slow");
-        } catch (Exception e) {
-            assertTrue(point < 3, "failed after its commit: " + e);
+        PowerCuts.Cut cut = PowerCuts.run(s, pool, "slow", seed * 31L + point,
+                () -> s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0"),
+                crash -> s.store.armCrash(point, crash), () -> s.run("cache:detach slow"));
+        if (cut.failure() != null) {
+            assertTrue(point < 3, "failed after its commit: " + cut.failure());
         }
-        if (survived.get() == null) {
-            fail("crash point " + point + " was never reached");
-        }
-        io.stop();
-        assertEquals(0, io.errors.get(), "no error before the power cut: " + io.summary());
-        assertEquals(0, io.mismatches.get(), io.summary());
-        s.restart(survived.get());
         boolean committed = point >= 3;
-        DeviceInfo slow = s.manager.info("slow").orElseThrow();
-        assertEquals(DeviceState.ACTIVE, slow.state(), slow.toString());
+        DeviceInfo slow = PowerCuts.checkDiskRule(s, "slow", cut, "at point " + point);
         if (committed) {
             checkCollapsed(id);
         } else {
             assertEquals("writeboost", slow.type());
             assertTrue(s.manager.info("slow.crash").isPresent());
-        }
-        assertTrue(s.store.snapshot().values().stream().allMatch(d -> d.stagedFor() == null), "no staged mark left");
-        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
-            List<String> bad = io.verifyAfterCrash(again);
-            assertTrue(bad.isEmpty(), "disk rule after a power cut at point " + point + ": " + bad);
-        }
-        if (!committed) {
             assertTrue(s.run("cache:detach slow").startsWith("slow: detached; its crash target is back"));
             checkCollapsed(id);
         }
@@ -244,9 +218,7 @@ class DetachCommandTest {
 
     /** Every point with 3 seeds, 30 with {@code -Dstrata.soak=true}. */
     static Stream<Arguments> cuts() {
-        int seeds = Boolean.getBoolean("strata.soak") ? 30 : 3;
-        return IntStream.range(0, 6).boxed()
-                .flatMap(p -> IntStream.rangeClosed(1, seeds).mapToObj(seed -> Arguments.of(p, seed)));
+        return PowerCuts.points(6);
     }
 
     // ---- cancel at every phase

@@ -60,7 +60,7 @@ final class LiveStack implements AutoCloseable {
         this.store = store;
         tio.start();
         processor = new CommandProcessorImpl(tio);
-        for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach")) {
+        for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach", "switch")) {
             processor.addCommand("cache", commands, f);
         }
         try {
@@ -78,6 +78,10 @@ final class LiveStack implements AutoCloseable {
         manager.addFactory(new FactoryEntry("writeboost", new WriteboostFactory(), "test", "0", 0, 2));
         manager.addFactory(new FactoryEntry("linear", new dev.strata.core.internal.linear.LinearTargetFactory(), "test", "0",
                 0, 3));
+        manager.addFactory(new FactoryEntry("writecache",
+                new dev.strata.cache.writecache.internal.WritecacheFactory(), "test", "0", 0, 4));
+        manager.addFactory(new FactoryEntry("readcache", dev.strata.cache.readcache.internal.TestPolicies.factory(),
+                "test", "0", 0, 5));
         manager.loadStored();
         commands.manager = manager;
         out = new ByteArrayOutputStream();

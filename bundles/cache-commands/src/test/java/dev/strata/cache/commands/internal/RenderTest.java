@@ -170,6 +170,6 @@ class RenderTest {
                 }
             }
         }
-        assertEquals(12, commands);
+        assertEquals(13, commands);
     }
 }

@@ -111,6 +111,16 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
     }
 
     /**
+     * A readcache reopened over the same origin and cache devices (without {@code format=true}) keeps
+     * every cached block, whatever its policy: only the policy's hints are rebuilt.
+     */
+    @Override
+    public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
+        return "readcache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
+                && !TargetArguments.of("readcache", newArguments, newArguments.keySet()).bool("format", false);
+    }
+
+    /**
      * {@code policy}, {@code sequential_cutoff} and the policy's tunables are arguments too, so a
      * persisted one is in force before the first promotion; {@code mode} is not an argument (it is
      * re-applied by message), nor are the device and format arguments (never persisted tunables).

@@ -29,7 +29,7 @@ import dev.strata.core.internal.DeviceManagerImpl;
         "osgi.command.function=remove", "osgi.command.function=targets"})
 public final class DeviceCommands {
     static final String CREATE = "dev:create [--transient] NAME TYPE KEY=VALUE… (see dev:targets)";
-    static final String LIST = "dev:list [--bytes]";
+    static final String LIST = "dev:list [--bytes] [--tree]";
     static final String INFO = "dev:info [--bytes] NAME";
     static final String STATUS = "dev:status [--bytes] NAME";
     static final String TABLE = "dev:table [NAME]";
@@ -43,6 +43,7 @@ public final class DeviceCommands {
     private static final String TRANSIENT = "--transient";
     private static final String FORCE = "--force";
     private static final String BYTES = "--bytes";
+    private static final String TREE = "--tree";
 
     @Reference
     DeviceManager manager;
@@ -70,10 +71,11 @@ public final class DeviceCommands {
         throw new InvalidArgumentException("this device manager cannot create transient devices");
     }
 
-    @Descriptor("list the devices: " + LIST + " (sizes in bytes with --bytes)")
-    public String list(@Descriptor("[--bytes]") String... words) {
-        Words w = new Words(LIST, Set.of(BYTES), words).atMost(0);
-        return Render.devices(manager.list(), w.has(BYTES));
+    @Descriptor("list the devices: " + LIST + " (sizes in bytes with --bytes; --tree draws each stack from its top "
+            + "device down)")
+    public String list(@Descriptor("[--bytes] [--tree]") String... words) {
+        Words w = new Words(LIST, Set.of(BYTES, TREE), words).atMost(0);
+        return w.has(TREE) ? Tree.render(manager.list(), w.has(BYTES)) : Render.devices(manager.list(), w.has(BYTES));
     }
 
     @Descriptor("show a device: identity, type, size, state, what it is stacked on and what uses it: " + INFO)

@@ -315,14 +315,28 @@ public final class ReadCache implements CacheTarget {
             case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.get().policy());
             case Tunables.SEQUENTIAL_CUTOFF -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
             case "mode" -> setMode(CacheMode.parse(value));
+            case CacheTarget.Actions.INVALIDATE -> {
+                if (!CacheTarget.Actions.ALL.equals(value == null ? "" : value.trim())) {
+                    throw new InvalidArgumentException("readcache: invalidate takes 'all' (invalidate=all)");
+                }
+                // as a write over the whole origin that writes nothing: every copy dropped durably
+                // (rule 1), and a promotion racing with it is not installed (its stamps changed)
+                changing(0, size(), () -> { });
+            }
             default -> {
                 if (!state.setPolicyTunable(key, value)) {
                     throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
-                            + "sequential_cutoff and those of the policy ('" + binding.wanted() + "')");
+                            + "sequential_cutoff, invalidate=all and those of the policy ('" + binding.wanted() + "')");
                 }
                 tunables.update(t -> t.withPolicy(key, value));
             }
         }
+    }
+
+    /** {@code cache:mode} stores the new mode under this key; {@code message("mode", …)} sets it (restored at start). */
+    @Override
+    public String modeTunable() {
+        return "mode";
     }
 
     @Override

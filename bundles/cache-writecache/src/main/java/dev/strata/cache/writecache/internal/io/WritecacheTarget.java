@@ -2,6 +2,7 @@ package dev.strata.cache.writecache.internal.io;
 
 import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget.Actions;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.InvalidArgumentException;
@@ -342,6 +343,7 @@ public final class WritecacheTarget implements CacheTarget {
             }
             case "commit" -> committer.commit();
             case "mode" -> setMode(CacheMode.parse(value));
+            case Actions.INVALIDATE -> invalidate(value);
             default -> {
                 if (ControllerBinding.isSetting(key)) {
                     // the controller's own tunable: kept and passed on by the binding (docs/daemons.md)
@@ -352,7 +354,7 @@ public final class WritecacheTarget implements CacheTarget {
                 }
                 if (!Tunables.KEYS.contains(key)) {
                     throw new InvalidArgumentException("writecache: no tunable or action '" + key + "'; tunables: "
-                            + String.join(", ", Tunables.KEYS) + ", writeback.<controller tunable>; actions: flush, commit, mode");
+                            + String.join(", ", Tunables.KEYS) + ", writeback.<controller tunable>; actions: flush, commit, mode, invalidate");
                 }
                 Tunables t = tunables.with(key, value);
                 tunables = t;
@@ -360,6 +362,22 @@ public final class WritecacheTarget implements CacheTarget {
                 goAround = t.cleaner() || mode == CacheMode.WRITEAROUND;
                 maybeWake();
             }
+        }
+    }
+
+    /**
+     * {@code invalidate=all}: every block a writecache holds is dirty (a written-back slot is freed
+     * durably at once, {@link Committer#forgetDurably}), so a clean writecache holds no copy at all
+     * and there is nothing to drop; while blocks are dirty it is refused, as the contract says.
+     */
+    private void invalidate(String value) {
+        if (!Actions.ALL.equals(value == null ? "" : value.trim())) {
+            throw new InvalidArgumentException("writecache: invalidate takes 'all' (invalidate=all)");
+        }
+        long dirty = cachedBlocks();
+        if (dirty != 0) {
+            throw new InvalidArgumentException("writecache: " + dirty + " blocks are dirty; write them back first "
+                    + "(cache:writeback), then invalidate");
         }
     }
 
@@ -399,6 +417,12 @@ public final class WritecacheTarget implements CacheTarget {
     }
 
     // ---- CacheTarget -------------------------------------------------------------------------
+
+    /** {@code cache:mode} stores the new mode under this key; {@code message("mode", …)} sets it (restored at start). */
+    @Override
+    public String modeTunable() {
+        return "mode";
+    }
 
     @Override
     public CacheMode mode() {

@@ -1,0 +1,174 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.commands.internal.CacheOps.Cancelled;
+
+/**
+ * {@code cache:switch DEV TYPE [cache=CDEV] [key=value…]}: another cache policy (or the same one
+ * on another cache device, or with other arguments) over the same backing device, live.
+ *
+ * <h2>Order</h2>
+ * <ol>
+ * <li>Everything is checked first ({@link DeviceManager#checkSwitch}): a mistake is one line and
+ * nothing is drained, paused or stored. The manager also says whether the new target adopts the
+ * old one's state (a readcache over the same devices with another policy; the same policy over the
+ * same devices): then there is no drain and the cached data is kept.</li>
+ * <li>Otherwise the drain, as in {@code cache:detach}: a mode that keeps new writes out of the cache,
+ * every dirty block written back while I/O continues (progress line, ETA), then the old cache's
+ * copies invalidated (so that no later cache over the old cache device can serve a copy older than
+ * the backing device). The gate is never closed for this.</li>
+ * <li>The swap ({@link DeviceManager#switchTarget}): one short pause. A new cache device is
+ * formatted before the pause while the old cache serves I/O; the old cache device reused is
+ * released by the old target inside the pause and then formatted ({@code format=true} for that
+ * first build only: the old target left it clean and invalidated).</li>
+ * </ol>
+ * Cancelled (Ctrl-C, {@code cache:switch --cancel DEV}) or failed before the swap: the old mode
+ * comes back and the device stays as it was (blocks written back stay so).
+ */
+final class SwitchOp {
+    /** The argument key naming a cache device, the same for every policy's factory. */
+    static final String CACHE = "cache";
+    /** What a factory takes to format its cache device (the first build over a released one). */
+    static final String FORMAT_KEY = "format";
+    static final Map<String, String> FORMAT = Map.of(FORMAT_KEY, "true");
+
+    private final DeviceManager manager;
+    private final CacheOps ops;
+
+    SwitchOp(DeviceManager manager, CacheOps ops) {
+        this.manager = manager;
+        this.ops = ops;
+    }
+
+    /** The old target as the switch found it. */
+    private record Old(String type, String backing, String cache) {
+    }
+
+    /** The outcome of the drain. */
+    private record Drained(CacheMode mode, long writtenBack) {
+    }
+
+    String run(String device, String type, Map<String, String> given, PrintStream out, Detaches.Run run)
+            throws IOException, Cancelled {
+        Old old = ops.call(device, t -> old(device, t));
+        Map<String, String> args = new LinkedHashMap<>(given);
+        args.putIfAbsent(CACHE, old.cache());
+        boolean reusesCache = args.get(CACHE).equals(old.cache());
+        // format=true is for the first build only: the stored definition must recover the new cache
+        // at the next start, not format it again
+        String format = args.remove(FORMAT_KEY);
+        Map<String, String> first = format == null ? Map.of() : Map.of(FORMAT_KEY, format);
+        boolean adopted = manager.checkSwitch(device, type, args, old.backing(), first);
+        if (!adopted && reusesCache && format == null) {
+            // the old target leaves its device clean and invalidated before the new one formats it
+            first = FORMAT;
+            manager.checkSwitch(device, type, args, old.backing(), first);
+        }
+        Drained drained = adopted ? new Drained(null, 0) : ops.call(device, t -> drain(device, t, out, run));
+        run.reached("drained");
+        if (!run.beginSwap()) {
+            Thread.interrupted(); // the cancel's interrupt is handled here; the restore must run
+            throw CacheOps.cancelled(out, device, "switch", Render.cancelled(device, "switch", drained.writtenBack(), 0)
+                    + restore(device, drained));
+        }
+        long writtenBack = drained.writtenBack();
+        for (int attempt = 1;; attempt++) {
+            try {
+                manager.switchTarget(device, type, args, old.backing(), first);
+                break;
+            } catch (InvalidArgumentException e) {
+                // the pause found blocks dirty again (writes the clean mode still lets into the cache
+                // arrived after the drain): nothing changed; drain once more and retry
+                if (adopted || attempt >= CacheOps.DRAIN_ATTEMPTS || !stillOld(device) || dirty(device) == 0) {
+                    throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+                }
+                writtenBack += ops.call(device, t -> redrain(device, t, out));
+            } catch (IOException | RuntimeException e) {
+                throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+            }
+        }
+        drained = new Drained(drained.mode(), writtenBack);
+        return Render.switched(device, type, args.get(CACHE), old.type(), old.cache(), adopted, drained.writtenBack(),
+                manager.status(device).get("last_swap_pause_us"));
+    }
+
+    private Old old(String device, CacheTarget t) {
+        DeviceInfo info = manager.info(device)
+                .orElseThrow(() -> new InvalidArgumentException("no device named '" + device + "'; see dev:list"));
+        String backing = info.arguments().get(t.authoritativeDeviceArgument());
+        String cache = info.arguments().get(t.cacheDeviceArgument());
+        if (backing == null || backing.isBlank() || cache == null || cache.isBlank()) {
+            throw new InvalidArgumentException(device + ": its definition names no " + t.authoritativeDeviceArgument()
+                    + " or " + t.cacheDeviceArgument() + " device; cannot switch");
+        }
+        return new Old(info.type(), backing, cache);
+    }
+
+    /** Clean mode, every dirty block written back, the old copies invalidated; cancellable throughout. */
+    private Drained drain(String device, CacheTarget t, PrintStream out, Detaches.Run run)
+            throws IOException, Cancelled {
+        CacheMode old = t.mode();
+        CacheMode clean = old.holdsDirtyData() ? CacheOps.cleanMode(device, t) : old;
+        ProgressLine p = ops.progress(device, t, out);
+        try {
+            if (run.cancelled()) {
+                Thread.interrupted();
+                throw new InterruptedException("cancelled before the drain");
+            }
+            CacheOps.switchTo(t, clean, p);
+            CacheOps.invalidate(t, p);
+            if (run.cancelled()) {
+                Thread.interrupted();
+                throw new InterruptedException("cancelled after the drain");
+            }
+        } catch (InterruptedException e) {
+            Thread.interrupted(); // a --cancel may interrupt again after the call that threw; the restore must run
+            p.end();
+            p.settle(t.dirtyBlocks());
+            String restored = CacheOps.restore(t, old);
+            throw CacheOps.cancelled(out, device, "switch",
+                    Render.cancelled(device, "switch", p.writtenBack(), p.dirty()) + restored);
+        } catch (IOException | RuntimeException e) {
+            p.end();
+            throw CacheOps.failure(device, e, CacheOps.restore(t, old));
+        }
+        p.end();
+        return new Drained(old, p.writtenBack());
+    }
+
+    private long dirty(String device) throws IOException, Cancelled {
+        return ops.call(device, CacheTarget::dirtyBlocks);
+    }
+
+    /** A second drain (the clean mode is still set), with its own progress line; blocks written back. */
+    private long redrain(String device, CacheTarget t, PrintStream out) throws IOException {
+        ProgressLine p = ops.progress(device, t, out);
+        try {
+            CacheOps.invalidate(t, p);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException(device + ": interrupted while writing back again before the swap");
+        } finally {
+            p.end();
+        }
+        return p.writtenBack();
+    }
+
+    /** Whether the device still has the old target (a failure before the switch's commit). */
+    private boolean stillOld(String device) {
+        return manager.info(device).map(i -> i.state() == dev.strata.api.DeviceState.ACTIVE).orElse(false);
+    }
+
+    private String restore(String device, Drained d) {
+        return d.mode() == null ? "; nothing changed" : ops.restoreAfter(device, d.mode());
+    }
+}

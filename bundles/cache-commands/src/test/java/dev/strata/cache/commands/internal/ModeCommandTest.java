@@ -1,0 +1,110 @@
+package dev.strata.cache.commands.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.strata.api.CacheMode;
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceHandle;
+import dev.strata.core.internal.DeviceDefinition;
+import dev.strata.testsupport.load.VerifiedIo;
+
+/**
+ * {@code cache:mode} on writecache and readcache (real targets on the real manager): a mode that
+ * holds no dirty data drains first; the mode is stored with the definition and comes back after a
+ * restart; modes a policy does not have, or that make no sense for it, are refused in one line.
+ */
+class ModeCommandTest {
+    static final long MIB = 1L << 20;
+    LiveStack s;
+
+    @BeforeEach
+    void start() throws Exception {
+        s = new LiveStack();
+        s.disk("slow", 8 * MIB);
+        s.disk("ssd", 17 * MIB);
+    }
+
+    @AfterEach
+    void stop() {
+        s.close();
+    }
+
+    private CacheMode mode() throws Exception {
+        return s.manager.withTarget("slow", CacheTarget.class, CacheTarget::mode);
+    }
+
+    private long dirty() throws Exception {
+        return s.manager.withTarget("slow", CacheTarget.class, CacheTarget::dirtyBlocks);
+    }
+
+    private Map<String, String> tunables() {
+        return s.store.snapshot().values().stream().filter(d -> d.name().equals("slow")).findFirst()
+                .map(DeviceDefinition::tunables).orElseThrow();
+    }
+
+    @Test
+    void writecacheDrainsToWritearoundAndKeepsTheModeAcrossARestart() throws Exception {
+        s.run("cache:attach slow writecache cache=ssd high_watermark=100 low_watermark=99");
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (long block = 0; block < 300; block += 2) {
+                VerifiedIo.fill(b.clear(), block, 3);
+                h.write(block * VerifiedIo.BLOCK, b, 0);
+            }
+            h.flush();
+        }
+        assertTrue(dirty() > 0, "dirty before the switch");
+        assertEquals("slow: writeback (supported: writeback, writearound)", s.run("cache:mode slow"));
+        assertEquals("slow: mode writearound (was writeback)", s.run("cache:mode slow writearound"));
+        assertEquals(0, dirty(), "drained");
+        assertEquals("writearound", tunables().get("mode"));
+        assertEquals("slow: mode writethrough is not supported by this cache; use writeback, writearound",
+                error("cache:mode slow writethrough"));
+        s.restart(s.store.snapshot());
+        assertEquals(CacheMode.WRITEAROUND, mode(), "the stored mode came back");
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (long block = 0; block < 300; block += 2) {
+                h.read(block * VerifiedIo.BLOCK, b.clear());
+                assertEquals(3, VerifiedIo.stampOf(b.flip(), block), "block " + block);
+            }
+        }
+        assertEquals("slow: mode writeback (was writearound)", s.run("cache:mode slow writeback"));
+        s.restart(s.store.snapshot());
+        assertEquals(CacheMode.WRITEBACK, mode());
+    }
+
+    @Test
+    void readcacheHasNoWritebackAndKeepsPassthroughAcrossARestart() throws Exception {
+        s.run("cache:attach slow readcache cache=ssd");
+        assertEquals("slow: writearound (supported: writearound, passthrough)", s.run("cache:mode slow"));
+        assertEquals("slow: mode writeback makes no sense for this cache: it only keeps clean copies (writes always "
+                + "reach its backing device); use writearound, passthrough", error("cache:mode slow writeback"));
+        assertEquals(CacheMode.WRITEAROUND, mode(), "unchanged");
+        assertEquals("slow: mode passthrough (was writearound)", s.run("cache:mode slow passthrough"));
+        assertEquals("passthrough", tunables().get("mode"));
+        s.restart(s.store.snapshot());
+        assertEquals(CacheMode.PASSTHROUGH, mode(), "the stored mode came back");
+    }
+
+    private String error(String line) {
+        try {
+            Object r = s.session.execute(line);
+            fail(line + " should fail, returned " + r);
+            return null;
+        } catch (Exception e) {
+            assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
+            return e.getMessage();
+        }
+    }
+}

@@ -210,6 +210,7 @@ public final class MirrorTarget implements Target {
     }
 
     private void update(long offset, long length, LegOp op) throws IOException {
+        log.awaitWritable(); // a cluster node without its session does not write (fencing)
         int first = tracker.regionOf(offset);
         int last = tracker.lastRegionOf(offset, length);
         tracker.beginWrite(first, last);
@@ -418,6 +419,25 @@ public final class MirrorTarget implements Target {
         }
     }
 
+    /**
+     * The log's background work (cluster logs: rejoin, take dead nodes' marks over); regions that
+     * became this node's to resync are held marked and queued. Returns whether there were any.
+     */
+    public boolean clusterRunOnce() throws IOException {
+        log.maintain();
+        BitSet work = log.takeResyncWork();
+        if (work.isEmpty()) {
+            return false;
+        }
+        tracker.adopt(work);
+        log.resyncWorkAdopted(work);
+        resync.add(work);
+        if (daemon != null) {
+            daemon.wake();
+        }
+        return true;
+    }
+
     /** A clear-only commit if clears have waited long enough (the daemon calls this). */
     public boolean clearerRunOnce() throws IOException {
         return tracker.clearerRunOnce();
@@ -445,6 +465,7 @@ public final class MirrorTarget implements Target {
             tracker.commitAll();
         } finally {
             pool.shutdownNow();
+            log.close();
         }
     }
 
@@ -526,6 +547,7 @@ public final class MirrorTarget implements Target {
         m.put("read_policy", readPolicy.label());
         m.put("clear_delay_ms", Long.toString(tracker.clearDelayNanos() / 1_000_000L));
         m.put("integrated_flush", Boolean.toString(tracker.integrated()));
+        m.putAll(log.status());
         return m;
     }
 

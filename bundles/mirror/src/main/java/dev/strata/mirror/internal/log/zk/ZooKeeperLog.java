@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -68,6 +69,7 @@ public final class ZooKeeperLog implements RegionLog {
     private volatile long rejoins;
     private volatile long fenced;
     private volatile long nextScan;
+    private final LongAdder paused = new LongAdder();
 
     public ZooKeeperLog(ZkLogConfig config, long legsId) {
         this(config, legsId, MultiSplitter.DEFAULT_BUDGET, DEFAULT_PAUSE_NANOS);
@@ -360,13 +362,22 @@ public final class ZooKeeperLog implements RegionLog {
 
     /** Holding the lock: returns once connected and joined (rejoining if need be); true if it rejoined. */
     boolean ensureWritable(long deadline) throws IOException {
+        return ensureWritable(deadline, true);
+    }
+
+    private boolean ensureWritable(long deadline, boolean count) throws IOException {
         boolean rejoined = false;
+        boolean counted = !count;
         while (true) {
             if (session.closed()) {
                 throw new IOException("mirror: the log at " + describe() + " is closed");
             }
             if (joined && session.connected()) {
                 return rejoined;
+            }
+            if (!counted) {
+                paused.increment(); // a write or commit of the mirror waits for the session
+                counted = true;
             }
             if (System.nanoTime() > deadline) {
                 throw timeout();
@@ -408,7 +419,7 @@ public final class ZooKeeperLog implements RegionLog {
         if (!joined || !session.connected()) {
             if (lock.tryLock()) {
                 try {
-                    ensureWritable(System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
+                    ensureWritable(System.nanoTime() + TimeUnit.SECONDS.toNanos(1), false);
                 } catch (IOException e) {
                     return; // tried again next round; writers wait meanwhile
                 } finally {
@@ -487,6 +498,7 @@ public final class ZooKeeperLog implements RegionLog {
         m.put("zk_recovered_nodes", Long.toString(recoverer.recoveredNodes()));
         m.put("zk_recovered_regions", Long.toString(recoverer.recoveredRegions()));
         m.put("zk_multi_splits", Long.toString(splits));
+        m.put("zk_paused", Long.toString(paused.sum()));
         return m;
     }
 

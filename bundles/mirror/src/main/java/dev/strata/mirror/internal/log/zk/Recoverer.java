@@ -57,7 +57,7 @@ final class Recoverer {
         try {
             log.call(h -> h.create(z.recoverer(), ZnodeLayout.text("node=" + log.node + "\n"), ZooDefs.Ids.OPEN_ACL_UNSAFE,
                     CreateMode.EPHEMERAL), deadline);
-        } catch (ZooKeeperLog.Conflict e) {
+        } catch (ZkCall.Conflict e) {
             return 0; // another node is recovering
         }
         int n = 0;
@@ -85,7 +85,7 @@ final class Recoverer {
         try {
             log.call(h -> h.create(z.member(x), ZnodeLayout.text("recovering-by=" + log.node + "\n"), ZooDefs.Ids.OPEN_ACL_UNSAFE,
                     CreateMode.EPHEMERAL), deadline);
-        } catch (ZooKeeperLog.Conflict e) {
+        } catch (ZkCall.Conflict e) {
             return false; // it came back, or someone else has it
         }
         boolean done = false;
@@ -93,7 +93,7 @@ final class Recoverer {
             List<String> chunks;
             try {
                 chunks = log.call(h -> h.getChildren(z.node(x), false), deadline);
-            } catch (ZooKeeperLog.Fenced gone) {
+            } catch (ZkCall.Fenced gone) {
                 return false; // recovered by someone else since the scan
             }
             BitSet marks = new BitSet();

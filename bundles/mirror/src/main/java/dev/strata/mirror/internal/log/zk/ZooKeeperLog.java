@@ -21,6 +21,9 @@ import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
+import dev.strata.mirror.internal.log.zk.ZkCall.Conflict;
+import dev.strata.mirror.internal.log.zk.ZkCall.Fenced;
+import dev.strata.mirror.internal.log.zk.ZkCall.SessionLost;
 
 /**
  * The {@code zookeeper:HOST:PORT[,…]/PATH} log: this node's marks as persistent chunk znodes
@@ -527,32 +530,6 @@ public final class ZooKeeperLog implements RegionLog {
     }
 
     // ---- calls
-
-    /** A ZooKeeper call. */
-    interface ZkCall<T> {
-        T run(ZooKeeper zk) throws KeeperException, InterruptedException;
-    }
-
-    /** This node's session expired: the member znode is gone, rejoin. */
-    static final class SessionLost extends IOException {
-        SessionLost() {
-            super("ZooKeeper session expired");
-        }
-    }
-
-    /** A version check failed or a znode is missing: this node was fenced (or a read found nothing). */
-    static final class Fenced extends IOException {
-        Fenced(String what) {
-            super(what);
-        }
-    }
-
-    /** A znode to be created exists already. */
-    static final class Conflict extends IOException {
-        Conflict(String what) {
-            super(what);
-        }
-    }
 
     void runBatches(List<MultiSplitter.Sized> ops, MultiSplitter.Sized check, long deadline, boolean counted) throws IOException {
         List<List<Op>> batches = MultiSplitter.split(check, ops, budget);

@@ -301,6 +301,12 @@ public final class MirrorTarget implements Target {
         if (succeeded == 0) {
             throw new DeviceIOException(name, offset, what + " failed on every in-sync leg", firstError);
         }
+        for (int leg = 0; leg < legs.count(); leg++) {
+            if (errors[leg] != null && legs.state(leg) == Legs.State.IN_SYNC) {
+                // a leg that could not be taken out missed this request: it must not count as done
+                throw new DeviceIOException(name, offset, what + " failed on leg " + legs.name(leg) + ", which must stay in sync", errors[leg]);
+            }
+        }
     }
 
     private static IOException await(Future<?> f) throws IOException {
@@ -341,6 +347,11 @@ public final class MirrorTarget implements Target {
                 return;
             }
             if (s == Legs.State.IN_SYNC && Integer.bitCount(legs.inSyncMask()) == 1) {
+                return;
+            }
+            if (s == Legs.State.IN_SYNC && leg == legs.first() && resync.pending() > 0) {
+                // the resync source: where resync has not copied yet the other legs may be stale,
+                // so it stays in (the request fails) rather than make a stale leg the source
                 return;
             }
             legs.state(leg, Legs.State.OUT_OF_SYNC);

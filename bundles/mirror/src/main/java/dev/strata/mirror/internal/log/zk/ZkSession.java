@@ -21,6 +21,7 @@ final class ZkSession {
     private volatile boolean expired;
     private volatile boolean closed;
     private volatile boolean watchFired;
+    private final Watcher changeWatcher = e -> watchFired = true;
     private long expiries;
     private long disconnects;
 
@@ -62,9 +63,12 @@ final class ZkSession {
         return f;
     }
 
-    /** A watcher that only records that something changed (members joined or left). */
+    /**
+     * The watcher that only records that something changed (members joined or left). One
+     * instance: the client keeps a set of watchers per path, so a new one per scan would pile up.
+     */
     Watcher watcher() {
-        return e -> watchFired = true;
+        return changeWatcher;
     }
 
     /** Closes the old handle (if any) and opens a new session. */

@@ -579,8 +579,9 @@ public final class ZooKeeperLog implements RegionLog {
     }
 
     private IOException timeout() {
-        return new IOException("mirror: no ZooKeeper session for the log at " + describe() + " within "
-                + TimeUnit.NANOSECONDS.toSeconds(pauseNanos) + " s; writes waited for it and failed");
+        // one line for both waits: a write (up to pause, 120 s) and the start (2 session timeouts + 30 s)
+        return new IOException("mirror: no ZooKeeper session for the log at " + describe()
+                + "; waited for one and gave up (is ZooKeeper running and reachable from here?)");
     }
 
     private static void sleepQuietly(long ms) throws InterruptedIOException {

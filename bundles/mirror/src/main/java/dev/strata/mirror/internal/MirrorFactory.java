@@ -12,7 +12,11 @@ import dev.strata.mirror.internal.io.RemoteLegs;
 import dev.strata.mirror.internal.log.CoreLog;
 import dev.strata.mirror.internal.log.DiskLog;
 import dev.strata.mirror.internal.log.RegionLog;
+import dev.strata.mirror.internal.log.zk.ZkLogConfig;
+import dev.strata.mirror.internal.log.zk.ZooKeeperLog;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.util.Objects;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,7 +75,7 @@ public class MirrorFactory implements TargetFactory {
         MirrorSettings a = MirrorSettings.parse(oldArguments);
         MirrorSettings b = MirrorSettings.parse(newArguments);
         return a.legs().equals(b.legs()) && a.regionSize() == b.regionSize() && !a.coreLog()
-                && a.logDevice().equals(b.logDevice());
+                && Objects.equals(a.logDevice(), b.logDevice()) && Objects.equals(a.zookeeper(), b.zookeeper());
     }
 
     @Override
@@ -85,13 +89,32 @@ public class MirrorFactory implements TargetFactory {
         for (String l : s.legs()) {
             ids.add(context.lowerDeviceId(l));
         }
-        RegionLog log = s.coreLog() ? new CoreLog()
-                : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
+        RegionLog log;
+        if (s.zookeeper() != null) {
+            ZkLogConfig zk = s.zookeeper().node() != null ? s.zookeeper() : s.zookeeper().withNode(hostName());
+            log = new ZooKeeperLog(zk, LogHeader.legsId(ids));
+        } else if (s.coreLog()) {
+            log = new CoreLog();
+        } else {
+            log = new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
+        }
         MirrorTarget m = MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
         BundleContext c = this.context;
         if (c != null) {
             m.autoRecover(RemoteLegs.lookup(c, s.legs()), RemoteLegs.PROBE_INTERVAL_MS);
         }
         return m;
+    }
+
+    /** A cluster node's default name: the host's, reduced to the characters a znode name allows here. */
+    static String hostName() {
+        String h;
+        try {
+            h = InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            h = "localhost";
+        }
+        String n = h.replaceAll("[^A-Za-z0-9._-]", "_");
+        return n.isEmpty() || n.equals(".") || n.equals("..") ? "node" : n;
     }
 }

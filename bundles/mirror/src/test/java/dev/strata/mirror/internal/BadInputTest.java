@@ -33,12 +33,17 @@ class BadInputTest {
         "legs=a,b region_size=2048 log=core | mirror: region_size=2048 is not a power of two multiple of 4096 up to 1G; use e.g. 64k, 512k or 4M",
         "legs=a,b region_size=64k log=disk:small | mirror: log device 'small' holds 8192 bytes; 64 regions need at least 12288",
         "legs=a,b region_size=64k log=disk:a | mirror: log device 'a' is also a leg; give the log its own device",
-        "legs=a,b region_size=64k log=zookeeper:127.0.0.1:2181/m | mirror: log=zookeeper:… is not available yet; use log=core or log=disk:DEV",
-        "legs=a,b region_size=64k log=tape | mirror: log=tape is unknown; use log=core or log=disk:DEV",
+        "legs=a,b region_size=64k log=zookeeper:127.0.0.1:2181 | mirror: log=zookeeper:127.0.0.1:2181 needs servers and a path; use log=zookeeper:HOST:PORT[,HOST:PORT…]/PATH, e.g. zookeeper:127.0.0.1:2181/strata/m0",
+        "legs=a,b region_size=64k log=zookeeper:zk1:99999/m | mirror: log=zookeeper:zk1:99999/m has a bad port in 'zk1:99999'; use log=zookeeper:HOST:PORT[,HOST:PORT…]/PATH, e.g. zookeeper:127.0.0.1:2181/strata/m0",
+        "legs=a,b region_size=64k log=zookeeper:zk1:2181/m/ | mirror: log=zookeeper:zk1:2181/m/ has a bad path '/m/'; use log=zookeeper:HOST:PORT[,HOST:PORT…]/PATH, e.g. zookeeper:127.0.0.1:2181/strata/m0",
+        "legs=a,b region_size=64k log=zookeeper:zk1:2181/m node=a/b | mirror: node=a/b is not a name of letters, digits, '.', '_' or '-'",
+        "legs=a,b region_size=64k log=zookeeper:zk1:2181/m session_timeout=5 | mirror: session_timeout=5 is out of range; allowed 1000 to 600000 ms",
+        "legs=a,b region_size=64k log=core node=n1 | mirror: node= is for a cluster log; use it with log=zookeeper:HOST:PORT/PATH",
+        "legs=a,b region_size=64k log=tape | mirror: log=tape is unknown; use log=core, log=disk:DEV or log=zookeeper:HOST:PORT/PATH",
         "legs=a,b region_size=64k log=core read_policy=fastest | mirror: read_policy=fastest is unknown; use round_robin or least_loaded",
         "legs=a,b region_size=64k log=core clear_delay=-1 | mirror: clear_delay=-1 is out of range; allowed 0 to 3600000 ms",
         "legs=a,b log=core | mirror: missing argument 'region_size=…'",
-        "legs=a,b region_size=64k log=core colour=red | mirror: unknown argument 'colour'; allowed: clear_delay, legs, log, nosync, read_policy, region_size",
+        "legs=a,b region_size=64k log=core colour=red | mirror: unknown argument 'colour'; allowed: clear_delay, legs, log, node, nosync, read_policy, region_size, session_timeout",
     })
     void oneClearLineAndNothingWritten(String args, String message) {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> new MirrorFactory().create(

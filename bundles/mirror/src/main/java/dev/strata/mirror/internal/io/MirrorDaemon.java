@@ -3,8 +3,9 @@ package dev.strata.mirror.internal.io;
 import java.io.IOException;
 
 /**
- * The mirror's one background thread: resync in small batches (so writes interleave), and the
- * clear-only commit once clears have waited {@code clear_delay}. Stopped by close.
+ * The mirror's one background thread: the log's own work (a cluster log's rejoin and recovery),
+ * resync in small batches (so writes interleave), and the clear-only commit once clears have
+ * waited {@code clear_delay}. Stopped by close.
  */
 final class MirrorDaemon implements Runnable {
     private static final long IDLE_WAIT_MS = 100;
@@ -52,8 +53,9 @@ final class MirrorDaemon implements Runnable {
         while (!stopped) {
             boolean worked = false;
             try {
+                worked = mirror.clusterRunOnce();
                 if (mirror.hasResyncWork()) {
-                    worked = mirror.resyncRunOnce(8) > 0;
+                    worked |= mirror.resyncRunOnce(8) > 0;
                 }
                 mirror.clearerRunOnce();
             } catch (IOException | RuntimeException e) {

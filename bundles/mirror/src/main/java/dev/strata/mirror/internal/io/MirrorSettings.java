@@ -2,6 +2,7 @@ package dev.strata.mirror.internal.io;
 
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.TargetArguments;
+import dev.strata.mirror.internal.log.zk.ZkLogConfig;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,20 +10,21 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The arguments of {@code mirror legs=DEV,DEV[,…] region_size=… log=core|disk:DEV [clear_delay=MS]
- * [read_policy=round_robin|least_loaded] [nosync=false]}, checked before anything is touched.
+ * The arguments of {@code mirror legs=DEV,DEV[,…] region_size=… log=core|disk:DEV|zookeeper:HOST:PORT[,…]/PATH
+ * [clear_delay=MS] [read_policy=round_robin|least_loaded] [nosync=false] [node=NAME] [session_timeout=MS]},
+ * checked before anything is touched.
  */
-public record MirrorSettings(List<String> legs, long regionSize, String logDevice, MirrorTarget.Options options) {
+public record MirrorSettings(List<String> legs, long regionSize, String logDevice, MirrorTarget.Options options, ZkLogConfig zookeeper) {
     public static final String TYPE = "mirror";
-    public static final Set<String> ARGS = Set.of("legs", "region_size", "log", "clear_delay", "read_policy", "nosync");
-    public static final String USAGE = "mirror legs=DEV,DEV[,…] region_size=SIZE log=core|disk:DEV [clear_delay=3000]"
-            + " [read_policy=round_robin|least_loaded] [nosync=false]";
+    public static final Set<String> ARGS = Set.of("legs", "region_size", "log", "clear_delay", "read_policy", "nosync", "node", "session_timeout");
+    public static final String USAGE = "mirror legs=DEV,DEV[,…] region_size=SIZE log=core|disk:DEV|zookeeper:HOST:PORT[,…]/PATH"
+            + " [clear_delay=3000] [read_policy=round_robin|least_loaded] [nosync=false] [node=HOSTNAME] [session_timeout=10000]";
     static final int MAX_LEGS = 31;
     static final long MAX_REGION = 1L << 30;
 
     /** Whether the log is {@code core} (memory only). */
     public boolean coreLog() {
-        return logDevice == null;
+        return logDevice == null && zookeeper == null;
     }
 
     /** The lower devices: the legs, then the log device if any. */
@@ -70,10 +72,20 @@ public record MirrorSettings(List<String> legs, long regionSize, String logDevic
             if (legs.contains(logDevice)) {
                 throw new InvalidArgumentException("mirror: log device '" + logDevice + "' is also a leg; give the log its own device");
             }
-        } else if (log.startsWith("zookeeper:")) {
-            throw new InvalidArgumentException("mirror: log=zookeeper:… is not available yet; use log=core or log=disk:DEV");
+        } else if (log.startsWith(ZkLogConfig.PREFIX)) {
+            logDevice = null;
         } else {
-            throw new InvalidArgumentException("mirror: log=" + log + " is unknown; use log=core or log=disk:DEV");
+            throw new InvalidArgumentException("mirror: log=" + log + " is unknown; use log=core, log=disk:DEV or log=zookeeper:HOST:PORT/PATH");
+        }
+        ZkLogConfig zk = null;
+        if (log.startsWith(ZkLogConfig.PREFIX)) {
+            zk = ZkLogConfig.parse(log, a.has("node") ? a.string("node") : null, a.has("session_timeout") ? a.string("session_timeout") : null);
+        } else {
+            for (String k : List.of("node", "session_timeout")) {
+                if (a.has(k)) {
+                    throw new InvalidArgumentException("mirror: " + k + "= is for a cluster log; use it with log=zookeeper:HOST:PORT/PATH");
+                }
+            }
         }
         long clearDelay = a.has("clear_delay") ? clearDelayMillis(a.string("clear_delay")) : 3000;
         String rp = a.string("read_policy", "round_robin");
@@ -84,7 +96,7 @@ public record MirrorSettings(List<String> legs, long regionSize, String logDevic
         boolean nosync = a.bool("nosync", false);
         MirrorTarget.Options o = MirrorTarget.Options.defaults().withClearDelayNanos(clearDelay * 1_000_000L)
                 .withReadPolicy(policy).withNosync(nosync);
-        return new MirrorSettings(List.copyOf(legs), regionSize, logDevice, o);
+        return new MirrorSettings(List.copyOf(legs), regionSize, logDevice, o, zk);
     }
 
     /** {@code integrated_flush} (a bench switch, see {@code RegionTracker#integrated}). */

@@ -211,6 +211,7 @@ public final class MirrorTarget implements Target {
     }
 
     private void update(long offset, long length, LegOp op) throws IOException {
+        log.awaitWritable(); // a cluster node without its session does not write (fencing)
         int first = tracker.regionOf(offset);
         int last = tracker.lastRegionOf(offset, length);
         tracker.beginWrite(first, last);
@@ -301,6 +302,12 @@ public final class MirrorTarget implements Target {
         if (succeeded == 0) {
             throw new DeviceIOException(name, offset, what + " failed on every in-sync leg", firstError);
         }
+        for (int leg = 0; leg < legs.count(); leg++) {
+            if (errors[leg] != null && legs.state(leg) == Legs.State.IN_SYNC) {
+                // a leg that could not be taken out missed this request: it must not count as done
+                throw new DeviceIOException(name, offset, what + " failed on leg " + legs.name(leg) + ", which must stay in sync", errors[leg]);
+            }
+        }
     }
 
     private static IOException await(Future<?> f) throws IOException {
@@ -341,6 +348,11 @@ public final class MirrorTarget implements Target {
                 return;
             }
             if (s == Legs.State.IN_SYNC && Integer.bitCount(legs.inSyncMask()) == 1) {
+                return;
+            }
+            if (s == Legs.State.IN_SYNC && leg == legs.first() && resync.pending() > 0) {
+                // the resync source: where resync has not copied yet the other legs may be stale,
+                // so it stays in (the request fails) rather than make a stale leg the source
                 return;
             }
             legs.state(leg, Legs.State.OUT_OF_SYNC);
@@ -451,6 +463,25 @@ public final class MirrorTarget implements Target {
         return p == null ? 0 : p.runOnce(nowMillis);
     }
 
+    /**
+     * The log's background work (cluster logs: rejoin, take dead nodes' marks over); regions that
+     * became this node's to resync are held marked and queued. Returns whether there were any.
+     */
+    public boolean clusterRunOnce() throws IOException {
+        log.maintain();
+        BitSet work = log.takeResyncWork();
+        if (work.isEmpty()) {
+            return false;
+        }
+        tracker.adopt(work);
+        log.resyncWorkAdopted(work);
+        resync.add(work);
+        if (daemon != null) {
+            daemon.wake();
+        }
+        return true;
+    }
+
     /** A clear-only commit if clears have waited long enough (the daemon calls this). */
     public boolean clearerRunOnce() throws IOException {
         return tracker.clearerRunOnce();
@@ -482,6 +513,7 @@ public final class MirrorTarget implements Target {
             tracker.commitAll();
         } finally {
             pool.shutdownNow();
+            log.close();
         }
     }
 
@@ -570,6 +602,7 @@ public final class MirrorTarget implements Target {
         m.put("read_policy", readPolicy.label());
         m.put("clear_delay_ms", Long.toString(tracker.clearDelayNanos() / 1_000_000L));
         m.put("integrated_flush", Boolean.toString(tracker.integrated()));
+        m.putAll(log.status());
         return m;
     }
 

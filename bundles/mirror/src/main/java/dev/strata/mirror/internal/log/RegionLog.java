@@ -2,17 +2,19 @@ package dev.strata.mirror.internal.log;
 
 import java.io.IOException;
 import java.util.BitSet;
+import java.util.Map;
 
 /**
  * Where a mirror keeps which regions may differ between its legs, and which legs are in sync.
  * Every call that changes the log is one durable round trip (counted by {@link #roundTrips()}):
  * {@link #commit} carries any number of marks and clears at once, which is what makes the
- * integrated flush possible. Calls are made by one thread at a time (the region tracker's
- * committer), so implementations need no locking of their own.
+ * integrated flush possible. {@link #commit} and {@link #writeLegState} are made by one thread at a
+ * time (the region tracker's committer); a cluster log ({@code zookeeper:}) also works from the
+ * mirror's daemon ({@link #maintain}) and locks for itself. The defaults are a single node's.
  */
 public interface RegionLog {
 
-    /** {@code core} or {@code disk:DEV}, for status. */
+    /** {@code core}, {@code disk:DEV} or {@code zookeeper:…}, for status. */
     String describe();
 
     /** Whether the log survives a restart (a {@code core} log does not: everything is resynced). */
@@ -35,6 +37,41 @@ public interface RegionLog {
 
     /** Durable round trips so far. */
     long roundTrips();
+
+    /**
+     * Returns when this node may write to the legs: a cluster node that lost its session waits
+     * (until it has rejoined) or fails after a bounded time, so it never writes while another node
+     * may be taking its marks over.
+     */
+    default void awaitWritable() throws IOException {
+    }
+
+    /** Background work of the log (the daemon calls it every round): rejoin, recover dead nodes. */
+    default void maintain() throws IOException {
+    }
+
+    /**
+     * Regions this node must resync that it did not know of at open (a dead node's marks it took
+     * over, or its own after another node took them over); they are durably this node's marks.
+     * Each region is returned once; the log ignores clears of them until
+     * {@link #resyncWorkAdopted} says the tracker holds them.
+     */
+    default BitSet takeResyncWork() {
+        return new BitSet();
+    }
+
+    /** The tracker holds {@code regions} (from {@link #takeResyncWork}) as marks it will not clear before their resync. */
+    default void resyncWorkAdopted(BitSet regions) {
+    }
+
+    /** Extra status keys of the log. */
+    default Map<String, String> status() {
+        return Map.of();
+    }
+
+    /** Releases the log's connections; called last by the mirror's close. */
+    default void close() throws IOException {
+    }
 
     /**
      * What the log held at open: the dirty regions, the in-sync legs, and whether it was new

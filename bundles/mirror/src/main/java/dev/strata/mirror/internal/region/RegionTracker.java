@@ -46,6 +46,7 @@ public final class RegionTracker {
     private BitSet pendingClears = new BitSet();
     private BitSet committingMarks = new BitSet();
     private BitSet awaitingFlush = new BitSet();
+    private final BitSet held = new BitSet();
     private boolean committing;
     private boolean clearsAllowed = true;
     private long firstPendingClearNanos;
@@ -179,10 +180,33 @@ public final class RegionTracker {
         }
     }
 
+    /**
+     * Regions that became this node's marks behind its back (a cluster log took a dead node's
+     * marks over): durable from now on, and never cleared before resync copied them, however
+     * many of this node's own writes to them complete and are flushed meanwhile. Waits for a
+     * running commit, so none carries a clear of them that was taken before.
+     */
+    public void adopt(BitSet regions) throws IOException {
+        lock.lock();
+        try {
+            while (committing) {
+                awaitChange();
+            }
+            durable.or(regions);
+            held.or(regions);
+            pendingClears.andNot(regions);
+            pendingMarks.andNot(regions);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** A region copied by resync: like a completed write, it may be cleared after the next flush. */
     public void regionSynced(int r) {
         lock.lock();
         try {
+            held.clear(r);
             if (inflight[r] == 0) {
                 awaitingFlush.set(r);
             }
@@ -214,7 +238,7 @@ public final class RegionTracker {
                 return;
             }
             for (int r = covered.nextSetBit(0); r >= 0; r = covered.nextSetBit(r + 1)) {
-                if (inflight[r] == 0 && !awaitingFlush.get(r) && durable.get(r)) {
+                if (inflight[r] == 0 && !awaitingFlush.get(r) && durable.get(r) && !held.get(r)) {
                     if (pendingClears.isEmpty()) {
                         firstPendingClearNanos = clock.getAsLong();
                     }

@@ -1,0 +1,193 @@
+package dev.strata.mirror.internal.log.zk;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
+
+/**
+ * One node's ZooKeeper connection: the current client handle and what its events said
+ * (connected, disconnected, expired). An expired handle is dead for good; {@link #renew} makes a
+ * new one (a new session). Events of an older handle are ignored.
+ */
+final class ZkSession {
+    private final ZkLogConfig config;
+    private final Object lock = new Object();
+    private volatile ZooKeeper zk;
+    private int generation;
+    private volatile boolean connected;
+    private volatile boolean expired;
+    private volatile boolean closed;
+    private volatile boolean watchFired;
+    private final Watcher changeWatcher = e -> watchFired = true;
+    private long expiries;
+    private long disconnects;
+
+    ZkSession(ZkLogConfig config) {
+        this.config = config;
+    }
+
+    /** The current handle; {@link #renew} first if there is none. */
+    ZooKeeper handle() {
+        synchronized (lock) {
+            return zk;
+        }
+    }
+
+    boolean connected() {
+        return connected && !expired;
+    }
+
+    boolean expired() {
+        return expired || zk == null;
+    }
+
+    long expiries() {
+        synchronized (lock) {
+            return expiries;
+        }
+    }
+
+    long disconnects() {
+        synchronized (lock) {
+            return disconnects;
+        }
+    }
+
+    /** Whether a watch set through {@link #watcher()} fired since the last call. */
+    boolean takeWatchFired() {
+        boolean f = watchFired;
+        watchFired = false;
+        return f;
+    }
+
+    /**
+     * The watcher that only records that something changed (members joined or left). One
+     * instance: the client keeps a set of watchers per path, so a new one per scan would pile up.
+     */
+    Watcher watcher() {
+        return changeWatcher;
+    }
+
+    /** Closes the old handle (if any) and opens a new session. */
+    void renew() throws IOException {
+        ZooKeeper old;
+        int gen;
+        synchronized (lock) {
+            if (closed) {
+                throw new IOException("mirror: the ZooKeeper log is closed");
+            }
+            old = zk;
+            gen = ++generation;
+            connected = false;
+            expired = false;
+        }
+        closeQuietly(old);
+        ZKClientConfig c = new ZKClientConfig();
+        // no JAAS lookup in an OSGi framework; a request never waits longer than a session lives
+        c.setProperty(ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "false");
+        c.setProperty(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, Integer.toString(config.sessionTimeoutMs()));
+        ZooKeeper nz;
+        try {
+            nz = new ZooKeeper(config.connect(), config.sessionTimeoutMs(), e -> event(gen, e), c);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("mirror: ZooKeeper connect string '" + config.connect() + "' is not usable: " + e.getMessage());
+        }
+        synchronized (lock) {
+            if (generation == gen && !closed) {
+                zk = nz;
+                return;
+            }
+        }
+        closeQuietly(nz);
+        throw new IOException("mirror: the ZooKeeper log is closed");
+    }
+
+    private void event(int gen, WatchedEvent e) {
+        if (e.getType() != Watcher.Event.EventType.None) {
+            watchFired = true;
+            return;
+        }
+        synchronized (lock) {
+            if (gen != generation) {
+                return;
+            }
+            switch (e.getState()) {
+                case SyncConnected, ConnectedReadOnly -> connected = e.getState() == Watcher.Event.KeeperState.SyncConnected;
+                case Disconnected -> {
+                    if (connected) {
+                        disconnects++;
+                    }
+                    connected = false;
+                }
+                case Expired -> {
+                    connected = false;
+                    expired = true;
+                    expiries++;
+                }
+                default -> {
+                    // auth events: nothing to do, no SASL
+                }
+            }
+            lock.notifyAll();
+        }
+    }
+
+    /** Waits until connected, expired or closed, or until {@code deadlineNanos}. */
+    void awaitChange(long deadlineNanos) throws IOException {
+        synchronized (lock) {
+            if (connected() || expired || closed) {
+                return;
+            }
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                lock.wait(Math.max(1, Math.min(left / 1_000_000, 200)));
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for ZooKeeper");
+            }
+        }
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    long sessionId() {
+        ZooKeeper z = handle();
+        return z == null ? 0 : z.getSessionId();
+    }
+
+    byte[] sessionPassword() {
+        ZooKeeper z = handle();
+        return z == null ? new byte[0] : z.getSessionPasswd();
+    }
+
+    void close() {
+        ZooKeeper old;
+        synchronized (lock) {
+            closed = true;
+            old = zk;
+            zk = null;
+            connected = false;
+            lock.notifyAll();
+        }
+        closeQuietly(old);
+    }
+
+    private static void closeQuietly(ZooKeeper z) {
+        if (z == null) {
+            return;
+        }
+        try {
+            z.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,609 @@
+package dev.strata.mirror.internal.log.zk;
+
+import dev.strata.api.InvalidArgumentException;
+import dev.strata.mirror.internal.log.RegionLog;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+import dev.strata.mirror.internal.log.zk.ZkCall.Conflict;
+import dev.strata.mirror.internal.log.zk.ZkCall.Fenced;
+import dev.strata.mirror.internal.log.zk.ZkCall.SessionLost;
+
+/**
+ * The {@code zookeeper:HOST:PORT[,…]/PATH} log: this node's marks as persistent chunk znodes
+ * under {@code PATH/nodes/NODE}, its membership as the ephemeral {@code PATH/members/NODE}
+ * (layout in {@link ZnodeLayout}). A commit is one {@code multi()} (split only past
+ * {@link MultiSplitter#DEFAULT_BUDGET}) of the changed chunks behind a {@code check} of this
+ * node's fencing token, the version of {@code PATH/nodes/NODE}: a node that took this one's marks
+ * over changed it, so a fenced node's commits fail until it has rejoined.
+ *
+ * <h2>Sessions</h2>
+ * While the session is not connected this node does not write ({@link #awaitWritable} waits up
+ * to {@code pause}): ZooKeeper expires a session only after the client has been unable to reach
+ * it for longer than the client takes to notice. On expiry a new session rejoins: the member
+ * znode again, the fencing token bumped, every chunk rewritten from memory. If another node took
+ * the marks over meanwhile, this node resyncs all of its marks itself (its writes in flight at
+ * the loss may have reached the legs after the other node's copy).
+ *
+ * <h2>Locking</h2>
+ * {@code lock} guards the image, the token and the work sets, and is held across ZooKeeper
+ * calls (commits are serialised by the tracker anyway; recovery is rare). Writers take it only
+ * when the session is not usable.
+ */
+public final class ZooKeeperLog implements RegionLog {
+    static final long DEFAULT_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(120);
+    private static final long SCAN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    final ZkLogConfig config;
+    final String node;
+    final ZnodeLayout z;
+    final ZkSession session;
+    private final long legsId;
+    private final int budget;
+    private final long pauseNanos;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Recoverer recoverer = new Recoverer(this);
+    long regions;
+    private int chunkCount;
+    // guarded by lock
+    BitSet image = new BitSet();
+    private volatile int fence = -1;
+    private final BitSet work = new BitSet();
+    private final BitSet protect = new BitSet();
+    private volatile boolean joined;
+    private volatile long roundTrips;
+    private volatile long splits;
+    private volatile long rejoins;
+    private volatile long fenced;
+    private volatile long nextScan;
+    private final LongAdder paused = new LongAdder();
+
+    public ZooKeeperLog(ZkLogConfig config, long legsId) {
+        this(config, legsId, MultiSplitter.DEFAULT_BUDGET, DEFAULT_PAUSE_NANOS);
+    }
+
+    ZooKeeperLog(ZkLogConfig config, long legsId, int budget, long pauseNanos) {
+        this.config = config;
+        this.node = config.node();
+        this.z = new ZnodeLayout(config.path());
+        this.session = new ZkSession(config);
+        this.legsId = legsId;
+        this.budget = budget;
+        this.pauseNanos = pauseNanos;
+    }
+
+    @Override
+    public String describe() {
+        return config.describe();
+    }
+
+    @Override
+    public boolean persistent() {
+        return true;
+    }
+
+    @Override
+    public Opened open(int legs, long regionSize, long regions, boolean syncNew) throws IOException {
+        this.regions = regions;
+        this.chunkCount = ZnodeLayout.chunks(regions);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2L * config.sessionTimeoutMs()) + TimeUnit.SECONDS.toNanos(30);
+        lock.lock();
+        try {
+            session.renew();
+            for (String p : parents()) {
+                createIfMissing(p, deadline);
+            }
+            boolean fresh = geometry(legs, regionSize, regions, deadline);
+            byte[] l = call(h -> h.getData(z.legs(), false, null), deadline);
+            int mask = ZnodeLayout.parseLegs(l);
+            if (mask < 0) {
+                throw new InvalidArgumentException("mirror: " + z.legs() + " is not a mirror log's leg state; give another path");
+            }
+            join(true, fresh && syncNew, deadline);
+            return new Opened((BitSet) image.clone(), mask, fresh);
+        } catch (IOException | RuntimeException e) {
+            session.close();
+            throw e;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private List<String> parents() {
+        List<String> out = new ArrayList<>();
+        String[] segs = config.path().substring(1).split("/");
+        StringBuilder b = new StringBuilder();
+        for (String s : segs) {
+            b.append('/').append(s);
+            out.add(b.toString());
+        }
+        out.add(z.members());
+        out.add(z.nodes());
+        return out;
+    }
+
+    private void createIfMissing(String path, long deadline) throws IOException {
+        try {
+            call(h -> h.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), deadline);
+        } catch (Conflict e) {
+            // there already
+        }
+    }
+
+    /** Creates the geometry and leg state, or checks them. Returns whether this node made the log. */
+    private boolean geometry(int legs, long regionSize, long regions, long deadline) throws IOException {
+        byte[] want = ZnodeLayout.geometryBytes(legs, regionSize, regions, legsId);
+        while (true) {
+            byte[] have;
+            try {
+                have = call(h -> h.getData(z.geometry(), false, null), deadline);
+            } catch (Fenced missing) {
+                try {
+                    call(h -> h.multi(List.of(
+                            Op.create(z.geometry(), want, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
+                            Op.create(z.legs(), ZnodeLayout.legsBytes((1 << legs) - 1), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT))),
+                            deadline);
+                    return true;
+                } catch (Conflict raced) {
+                    continue; // another node made it first: check theirs
+                }
+            }
+            Map<String, Long> g = ZnodeLayout.parseGeometry(have);
+            if (g == null) {
+                throw new InvalidArgumentException("mirror: " + z.geometry() + " is not a mirror log; give another path or remove it");
+            }
+            if (g.get("legs") != legs || g.get("region_size") != regionSize || g.get("regions") != regions) {
+                throw new InvalidArgumentException("mirror: the log at " + describe() + " belongs to a mirror of " + g.get("legs")
+                        + " legs, region_size=" + g.get("region_size") + ", " + g.get("regions")
+                        + " regions; give the same legs and region_size, or another path");
+            }
+            long id = g.get("legs_id");
+            if (id != 0 && legsId != 0 && id != legsId) {
+                throw new InvalidArgumentException("mirror: the log at " + describe() + " belongs to other legs (their device identities"
+                        + " differ); give the legs it was made with, in the same order, or another path");
+            }
+            return false;
+        }
+    }
+
+    /**
+     * Becomes a member again: the member znode (waiting while an old session or a recoverer holds
+     * it), the fencing token bumped, the chunks written. At open ({@code initial}) the marks are
+     * read from the chunks; later they are written from memory.
+     */
+    private void join(boolean initial, boolean allDirty, long deadline) throws IOException {
+        long slotDeadline = initial ? Math.min(deadline, System.nanoTime()
+                + TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs() * 3L / 2) + TimeUnit.SECONDS.toNanos(2)) : deadline;
+        while (true) {
+            try {
+                if (session.expired()) {
+                    session.renew();
+                }
+                joined = false;
+                takeMemberSlot(initial, slotDeadline);
+                Stat st = call(h -> h.exists(z.node(node), false), deadline);
+                if (initial) {
+                    image = new BitSet();
+                    // a new log (made by this open, so any chunks are this open's): copy everything once
+                    if (allDirty) {
+                        image.set(0, Math.toIntExact(regions));
+                    }
+                } else if (st == null || st.getVersion() != fence) {
+                    // taken over while away: every own mark is resynced here again
+                    work.or(image);
+                    protect.or(image);
+                    fenced++;
+                }
+                List<MultiSplitter.Sized> ops = new ArrayList<>();
+                if (st == null) {
+                    ops.add(MultiSplitter.Sized.of(Op.create(z.node(node), ZnodeLayout.text("node=" + node + "\n"),
+                            ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), 16));
+                    for (int c = 0; c < chunkCount; c++) {
+                        ops.add(createChunk(c));
+                    }
+                    runBatches(ops, MultiSplitter.Sized.of(Op.check(z.member(node), -1), 0), deadline, false);
+                    fence = 0;
+                } else {
+                    Set<String> have = new HashSet<>(call(h -> h.getChildren(z.node(node), false), deadline));
+                    if (initial) {
+                        for (int c = 0; c < chunkCount; c++) {
+                            String p = z.chunk(node, c);
+                            if (have.contains(p.substring(p.lastIndexOf('/') + 1))) {
+                                int cc = c;
+                                ZnodeLayout.readChunk(call(h -> h.getData(z.chunk(node, cc), false, null), deadline), c, regions, image);
+                            }
+                        }
+                    }
+                    Stat bumped = call(h -> h.setData(z.node(node), ZnodeLayout.text("node=" + node + "\n"), -1), deadline);
+                    fence = bumped.getVersion();
+                    for (int c = 0; c < chunkCount; c++) {
+                        String p = z.chunk(node, c);
+                        if (!have.contains(p.substring(p.lastIndexOf('/') + 1))) {
+                            ops.add(createChunk(c));
+                        } else if (!initial) {
+                            ops.add(setChunk(c));
+                        }
+                    }
+                    runBatches(ops, fenceCheck(), deadline, false);
+                }
+                joined = true;
+                if (!initial) {
+                    rejoins++;
+                }
+                return;
+            } catch (SessionLost | Conflict | Fenced e) {
+                if (System.nanoTime() > deadline) {
+                    throw timeout();
+                }
+                // start over: a new session, or a state another node changed under us
+            }
+        }
+    }
+
+    private void takeMemberSlot(boolean initial, long slotDeadline) throws IOException {
+        while (true) {
+            try {
+                call(h -> h.create(z.member(node), ZnodeLayout.text("node=" + node + "\n"), ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                        CreateMode.EPHEMERAL), slotDeadline);
+                return;
+            } catch (Conflict e) {
+                Stat s = call(h -> h.exists(z.member(node), false), slotDeadline);
+                if (s != null && s.getEphemeralOwner() == session.sessionId()) {
+                    return; // ours: a create retried after a lost reply
+                }
+            }
+            if (System.nanoTime() > slotDeadline) {
+                if (initial) {
+                    throw new InvalidArgumentException("mirror: node '" + node + "' is already a live member of " + describe()
+                            + " (another process with node=" + node + "?); give each node its own node=NAME");
+                }
+                throw timeout();
+            }
+            session.awaitChange(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
+            sleepQuietly(200);
+        }
+    }
+
+    MultiSplitter.Sized fenceCheck() {
+        return MultiSplitter.Sized.of(Op.check(z.node(node), fence), 0);
+    }
+
+    private MultiSplitter.Sized createChunk(int c) {
+        byte[] b = ZnodeLayout.chunkBytes(image, c, regions);
+        return MultiSplitter.Sized.of(Op.create(z.chunk(node, c), b, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), b.length);
+    }
+
+    private MultiSplitter.Sized setChunk(int c) {
+        byte[] b = ZnodeLayout.chunkBytes(image, c, regions);
+        return MultiSplitter.Sized.of(Op.setData(z.chunk(node, c), b, -1), b.length);
+    }
+
+    @Override
+    public void commit(BitSet marks, BitSet clears) throws IOException {
+        lock.lock();
+        try {
+            Set<Integer> changed = new TreeSet<>();
+            for (int r = marks.nextSetBit(0); r >= 0; r = marks.nextSetBit(r + 1)) {
+                if (!image.get(r)) {
+                    image.set(r);
+                    changed.add(ZnodeLayout.chunkOf(r));
+                }
+            }
+            for (int r = clears.nextSetBit(0); r >= 0; r = clears.nextSetBit(r + 1)) {
+                if (image.get(r) && !protect.get(r)) {
+                    image.clear(r);
+                    changed.add(ZnodeLayout.chunkOf(r));
+                }
+            }
+            if (!changed.isEmpty()) {
+                writeOwnChunks(changed, true);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Writes the given chunks of the image (holding the lock); a rejoin on the way writes them all. */
+    void writeOwnChunks(Set<Integer> chunks, boolean counted) throws IOException {
+        long deadline = System.nanoTime() + pauseNanos;
+        while (true) {
+            if (ensureWritable(deadline)) {
+                return;
+            }
+            List<MultiSplitter.Sized> ops = new ArrayList<>();
+            for (int c : chunks) {
+                ops.add(setChunk(c));
+            }
+            try {
+                runBatches(ops, fenceCheck(), deadline, counted);
+                return;
+            } catch (Fenced e) {
+                joined = false;
+            } catch (SessionLost e) {
+                // ensureWritable renews and rejoins
+            }
+        }
+    }
+
+    @Override
+    public void writeLegState(int inSyncMask) throws IOException {
+        lock.lock();
+        try {
+            long deadline = System.nanoTime() + pauseNanos;
+            while (true) {
+                ensureWritable(deadline);
+                byte[] b = ZnodeLayout.legsBytes(inSyncMask);
+                try {
+                    runBatches(List.of(MultiSplitter.Sized.of(Op.setData(z.legs(), b, -1), b.length)), fenceCheck(), deadline, true);
+                    return;
+                } catch (Fenced e) {
+                    joined = false;
+                } catch (SessionLost e) {
+                    // rejoin, then write it
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Holding the lock: returns once connected and joined (rejoining if need be); true if it rejoined. */
+    boolean ensureWritable(long deadline) throws IOException {
+        return ensureWritable(deadline, true);
+    }
+
+    private boolean ensureWritable(long deadline, boolean count) throws IOException {
+        boolean rejoined = false;
+        boolean counted = !count;
+        while (true) {
+            if (session.closed()) {
+                throw new IOException("mirror: the log at " + describe() + " is closed");
+            }
+            if (joined && session.connected()) {
+                return rejoined;
+            }
+            if (!counted) {
+                paused.increment(); // a write or commit of the mirror waits for the session
+                counted = true;
+            }
+            if (System.nanoTime() > deadline) {
+                throw timeout();
+            }
+            if (session.expired() || (!joined && session.connected())) {
+                join(false, false, deadline);
+                rejoined = true;
+                continue;
+            }
+            session.awaitChange(deadline);
+        }
+    }
+
+    @Override
+    public void awaitWritable() throws IOException {
+        if (joined && session.connected()) {
+            return;
+        }
+        try {
+            if (!lock.tryLock(pauseNanos, TimeUnit.NANOSECONDS)) {
+                throw timeout();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the ZooKeeper log");
+        }
+        try {
+            ensureWritable(System.nanoTime() + pauseNanos);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void maintain() throws IOException {
+        if (session.closed()) {
+            return;
+        }
+        if (!joined || !session.connected()) {
+            if (lock.tryLock()) {
+                try {
+                    ensureWritable(System.nanoTime() + TimeUnit.SECONDS.toNanos(1), false);
+                } catch (IOException e) {
+                    return; // tried again next round; writers wait meanwhile
+                } finally {
+                    lock.unlock();
+                }
+            }
+            return;
+        }
+        long now = System.nanoTime();
+        if (!session.takeWatchFired() && now - nextScan < 0) {
+            return;
+        }
+        nextScan = now + SCAN_INTERVAL_NANOS;
+        recoverer.runOnce(now + pauseNanos);
+    }
+
+    /** Takes {@code xs} (a dead node's marks) as this node's, durably; the lock is taken here. */
+    void adopt(BitSet xs) throws IOException {
+        lock.lock();
+        try {
+            Set<Integer> changed = new TreeSet<>();
+            for (int r = xs.nextSetBit(0); r >= 0; r = xs.nextSetBit(r + 1)) {
+                protect.set(r);
+                if (!image.get(r)) {
+                    image.set(r);
+                    changed.add(ZnodeLayout.chunkOf(r));
+                }
+            }
+            if (!changed.isEmpty()) {
+                writeOwnChunks(changed, false);
+            }
+            work.or(xs);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public BitSet takeResyncWork() {
+        lock.lock();
+        try {
+            BitSet w = (BitSet) work.clone();
+            work.clear();
+            return w;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void resyncWorkAdopted(BitSet regions) {
+        lock.lock();
+        try {
+            protect.andNot(regions);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long roundTrips() {
+        return roundTrips;
+    }
+
+    @Override
+    public Map<String, String> status() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("zk_node", node);
+        m.put("zk_session", session.closed() ? "closed" : session.connected() ? (joined ? "member" : "rejoining")
+                : session.expired() ? "expired" : "disconnected");
+        m.put("zk_members", Integer.toString(recoverer.lastMembers()));
+        m.put("zk_disconnects", Long.toString(session.disconnects()));
+        m.put("zk_session_expiries", Long.toString(session.expiries()));
+        m.put("zk_rejoins", Long.toString(rejoins));
+        m.put("zk_fenced", Long.toString(fenced));
+        m.put("zk_recovered_nodes", Long.toString(recoverer.recoveredNodes()));
+        m.put("zk_recovered_regions", Long.toString(recoverer.recoveredRegions()));
+        m.put("zk_multi_splits", Long.toString(splits));
+        m.put("zk_paused", Long.toString(paused.sum()));
+        return m;
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (joined && session.connected() && image.isEmpty()) {
+                // nothing marked: leave nothing for another node to take over
+                List<MultiSplitter.Sized> ops = new ArrayList<>();
+                for (int c = 0; c < chunkCount; c++) {
+                    ops.add(MultiSplitter.Sized.of(Op.delete(z.chunk(node, c), -1), 0));
+                }
+                ops.add(MultiSplitter.Sized.of(Op.delete(z.node(node), -1), 0));
+                try {
+                    runBatches(ops, fenceCheck(), System.nanoTime() + TimeUnit.SECONDS.toNanos(5), false);
+                } catch (IOException e) {
+                    // another node takes the empty marks over later: harmless
+                }
+            }
+        } finally {
+            joined = false;
+            session.close();
+            lock.unlock();
+        }
+    }
+
+    // ---- calls
+
+    void runBatches(List<MultiSplitter.Sized> ops, MultiSplitter.Sized check, long deadline, boolean counted) throws IOException {
+        List<List<Op>> batches = MultiSplitter.split(check, ops, budget);
+        splits += Math.max(0, batches.size() - 1);
+        for (List<Op> b : batches) {
+            call(h -> h.multi(b), deadline);
+            if (counted) {
+                roundTrips++;
+            }
+        }
+    }
+
+    /** Runs {@code c}, retrying while the connection is lost (calls here are idempotent or conflict-checked). */
+    <T> T call(ZkCall<T> c, long deadline) throws IOException {
+        while (true) {
+            ZooKeeper h = session.handle();
+            if (session.closed() || h == null) {
+                throw new IOException("mirror: the log at " + describe() + " is closed");
+            }
+            if (session.expired()) {
+                throw new SessionLost();
+            }
+            try {
+                return c.run(h);
+            } catch (KeeperException e) {
+                switch (e.code()) {
+                    case CONNECTIONLOSS, OPERATIONTIMEOUT, REQUESTTIMEOUT, SESSIONMOVED -> {
+                        if (System.nanoTime() > deadline) {
+                            throw timeout();
+                        }
+                        session.awaitChange(Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200)));
+                        if (!session.connected() && !session.expired()) {
+                            sleepQuietly(50);
+                        }
+                    }
+                    case SESSIONEXPIRED -> throw new SessionLost();
+                    case BADVERSION, NONODE, NOTEMPTY -> throw new Fenced(e.getMessage());
+                    case NODEEXISTS -> throw new Conflict(e.getMessage());
+                    default -> throw new IOException("mirror: ZooKeeper refused an update of the log at " + describe() + ": "
+                            + e.code().name().toLowerCase(java.util.Locale.ROOT));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while talking to ZooKeeper");
+            }
+        }
+    }
+
+    private IOException timeout() {
+        // one line for both waits: a write (up to pause, 120 s) and the start (2 session timeouts + 30 s)
+        return new IOException("mirror: no ZooKeeper session for the log at " + describe()
+                + "; waited for one and gave up (is ZooKeeper running and reachable from here?)");
+    }
+
+    private static void sleepQuietly(long ms) throws InterruptedIOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for ZooKeeper");
+        }
+    }
+
+    // ---- tests
+
+    long sessionId() {
+        return session.sessionId();
+    }
+
+    byte[] sessionPassword() {
+        return session.sessionPassword();
+    }
+
+    boolean joined() {
+        return joined;
+    }
+}

@@ -6,6 +6,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 
@@ -18,9 +22,32 @@ import org.slf4j.Logger;
  * file (with the same {@link Opener}) and retries; positional I/O is idempotent, and data written
  * through the old channel is in the same file, so a later {@code force} covers it. I/O errors
  * become {@link DeviceIOException}s naming the device and offset, and are counted.
+ *
+ * <p>A caller that is interrupted again and again (another thread interrupting it in a loop) could
+ * see its request closed under it every time; after {@value #QUIET_AFTER} tries the request is
+ * handed to a thread of this class's own, which nobody else can interrupt, and the caller waits
+ * for it without reacting to interrupts (its interrupt status is kept). So an interrupt never
+ * fails a request; only a channel that keeps being closed by <em>other</em> threads' interrupts
+ * for {@value #MAX_REOPENS} tries in a row on the quiet thread does.
  */
 public final class ReopeningChannel {
     private static final int MAX_REOPENS = 16;
+    private static final int QUIET_AFTER = 4;
+
+    /** Threads nobody else holds, so nobody interrupts them; idle ones end after a minute. */
+    private static final ExecutorService QUIET = Executors.newCachedThreadPool(QuietThread::new);
+
+    private static final class QuietThread extends Thread {
+        QuietThread(Runnable r) {
+            super(r, "strata-file-quiet-io");
+            setDaemon(true);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Call<T> {
+        T run() throws IOException;
+    }
 
     /** Opens the file (again). */
     @FunctionalInterface
@@ -34,6 +61,7 @@ public final class ReopeningChannel {
     private final Logger log;
     private volatile FileChannel channel;
     private volatile boolean closed;
+    private boolean closing; // guarded by this: close() runs once
     private final LongAdder errors = new LongAdder();
     private final LongAdder reopens = new LongAdder();
 
@@ -85,6 +113,9 @@ public final class ReopeningChannel {
     /** One positional read. */
     public int read(ByteBuffer dst, long pos) throws IOException {
         for (int attempt = 0;; attempt++) {
+            if (attempt == QUIET_AFTER && !onQuietThread()) {
+                return quietly(() -> read(dst, pos));
+            }
             FileChannel ch = channel;
             boolean interrupted = Thread.interrupted();
             try {
@@ -104,6 +135,9 @@ public final class ReopeningChannel {
     /** One positional write. */
     public int write(ByteBuffer src, long pos) throws IOException {
         for (int attempt = 0;; attempt++) {
+            if (attempt == QUIET_AFTER && !onQuietThread()) {
+                return quietly(() -> write(src, pos));
+            }
             FileChannel ch = channel;
             boolean interrupted = Thread.interrupted();
             try {
@@ -123,6 +157,13 @@ public final class ReopeningChannel {
     /** {@code force(false)} (fdatasync); {@code pos} is the offset named in an error, or -1. */
     public void force(long pos) throws IOException {
         for (int attempt = 0;; attempt++) {
+            if (attempt == QUIET_AFTER && !onQuietThread()) {
+                quietly(() -> {
+                    force(pos);
+                    return null;
+                });
+                return;
+            }
             FileChannel ch = channel;
             boolean interrupted = Thread.interrupted();
             try {
@@ -141,26 +182,64 @@ public final class ReopeningChannel {
     }
 
     /** Flushes and closes the channel, once; later I/O fails with "the device is closed". */
-    public synchronized void close() throws IOException {
-        if (closed) {
-            return;
+    public void close() throws IOException {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
         }
-        closed = true;
-        FileChannel ch = channel;
+        IOException flushFailed = null;
+        try {
+            // not under the monitor: a flush handed to a quiet thread may need reopen(), which takes it
+            force(-1); // reopens like any flush if an interrupt closed the channel
+        } catch (IOException e) {
+            flushFailed = e; // counted by force
+        }
         boolean interrupted = Thread.interrupted();
         try {
-            ch.force(false);
-        } catch (IOException e) {
-            errors.increment();
-            throw new DeviceIOException(name, -1, "flush on close failed: " + e, e);
-        } finally {
-            try {
-                ch.close();
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+            synchronized (this) {
+                closed = true;
+                channel.close();
             }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (flushFailed != null) {
+            throw new DeviceIOException(name, -1, "flush on close failed: " + flushFailed.getMessage(), flushFailed);
+        }
+    }
+
+    private static boolean onQuietThread() {
+        return Thread.currentThread() instanceof QuietThread;
+    }
+
+    /** Runs {@code call} on a quiet thread; waits for it whatever interrupts come (join keeps the status). */
+    private static <T> T quietly(Call<T> call) throws IOException {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        QUIET.execute(() -> {
+            try {
+                done.complete(call.run());
+            } catch (Throwable e) {
+                done.completeExceptionally(e);
+            }
+        });
+        try {
+            return done.join();
+        } catch (CompletionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            if (c instanceof Error err) {
+                throw err;
+            }
+            throw e;
         }
     }
 

@@ -199,6 +199,11 @@ public final class ServerHandshake {
         if (export == null) {
             throw new ProtocolException("EXPORT_NAME: no export '" + name + "'");
         }
+        String notReady = export.awaitReady();
+        if (notReady != null) {
+            // EXPORT_NAME has no error reply: dropping the connection is the only refusal
+            throw new ProtocolException("EXPORT_NAME: " + notReady);
+        }
         String full = export.tryAdmit();
         if (full != null) {
             // EXPORT_NAME has no error reply: dropping the connection is the only refusal
@@ -260,6 +265,14 @@ public final class ServerHandshake {
         ExportView export = catalog.find(name);
         if (export == null) {
             replyError(opt, Nbd.REP_ERR_UNKNOWN, "no export '" + name + "'");
+            return null;
+        }
+        // a size is only ever told for a device that is built (never 0 for one being built);
+        // the spec has no "unavailable" error of its own: ERR_UNKNOWN is "the requested export
+        // is not available", and the message says it is temporary
+        String notReady = export.awaitReady();
+        if (notReady != null) {
+            replyError(opt, Nbd.REP_ERR_UNKNOWN, notReady);
             return null;
         }
         if (opt == Nbd.OPT_GO) {

@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 
 /** One export: a name on a listener, the device behind it and its counters. */
 public final class Export implements ExportView {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Export.class);
     private final String name;
     private final String description;
     private final BlockDevice device;
@@ -93,7 +94,10 @@ public final class Export implements ExportView {
                 return null;
             }
             if (System.nanoTime() - deadline >= 0) {
-                return "export '" + name + "' is not available yet: " + why + "; try again shortly";
+                String refusal = "export '" + name + "' is not available yet: " + why + "; try again shortly";
+                // libnbd does not show the server's message: the log says why the client was refused
+                LOG.info("client refused: {}", refusal);
+                return refusal;
             }
             try {
                 Thread.sleep(READY_POLL_MILLIS);

@@ -267,12 +267,13 @@ public final class ServerHandshake {
             replyError(opt, Nbd.REP_ERR_UNKNOWN, "no export '" + name + "'");
             return null;
         }
-        // a size is only ever told for a device that is built (never 0 for one being built);
-        // the spec has no "unavailable" error of its own: ERR_UNKNOWN is "the requested export
-        // is not available", and the message says it is temporary
+        // a size is only ever told for a device that is built (never 0 for one being built).
+        // The spec has no "unavailable" error: ERR_UNKNOWN would make libnbd say "server has no
+        // export named", wrong for an export that exists; POLICY is what a full export gets too
+        // (a refusal for now), and the message says why and that it is temporary
         String notReady = export.awaitReady();
         if (notReady != null) {
-            replyError(opt, Nbd.REP_ERR_UNKNOWN, notReady);
+            replyError(opt, Nbd.REP_ERR_POLICY, notReady);
             return null;
         }
         if (opt == Nbd.OPT_GO) {

@@ -9,6 +9,7 @@ import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.testing.MemoryDevice;
 import dev.strata.nbd.testing.RawClient;
 import dev.strata.nbd.testing.SimpleDeviceManager;
+import dev.strata.nbd.testing.Tools;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -73,7 +74,7 @@ class ExportReadinessTest {
         for (int option : new int[] {Nbd.OPT_GO, Nbd.OPT_INFO}) {
             try (RawClient c = new RawClient(at)) {
                 RawClient.OptReply r = ask(c, option);
-                assertEquals(Nbd.REP_ERR_UNKNOWN, r.type(), "no size may be told for a device being built");
+                assertEquals(Nbd.REP_ERR_POLICY, r.type(), "no size may be told for a device being built");
                 String msg = new String(r.data(), StandardCharsets.UTF_8);
                 assertTrue(msg.contains("export 'wb0' is not available yet"), msg);
                 assertTrue(msg.contains("waiting for target type 'writeboost'"), msg);
@@ -83,6 +84,23 @@ class ExportReadinessTest {
         try (RawClient c = new RawClient(at)) {
             assertEquals(SIZE, c.go("wb0", false, false));
         }
+    }
+
+    @Test
+    void nbdinfoIsRefusedWithTheReasonThenSeesTheRealSize() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        InetSocketAddress at = exportWb0(0);
+        String uri = "nbd://127.0.0.1:" + at.getPort() + "/wb0";
+        Tools.Result r = Tools.run(null, "nbdinfo", "--size", uri);
+        assertTrue(r.exit() != 0, "nbdinfo must not get a size for a device being built:\n" + r.output());
+        assertTrue(r.output().contains("policy"), r.output());
+        // qemu shows the server's message, libnbd does not
+        Tools.require("qemu-img", "qemu-utils");
+        Tools.Result q = Tools.run(null, "qemu-img", "info", uri);
+        assertTrue(q.exit() != 0, q.output());
+        assertTrue(q.output().contains("waiting for target type 'writeboost'"), q.output());
+        devices.waiting.remove("wb0");
+        assertEquals(Long.toString(SIZE), Tools.ok(null, "nbdinfo", "--size", uri).strip());
     }
 
     @Test
@@ -128,7 +146,7 @@ class ExportReadinessTest {
         try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", e.port()))) {
             c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
             c.option(Nbd.OPT_GO, RawClient.goData("raw"));
-            assertEquals(Nbd.REP_ERR_UNKNOWN, c.optReply().type());
+            assertEquals(Nbd.REP_ERR_POLICY, c.optReply().type());
         }
     }
 }

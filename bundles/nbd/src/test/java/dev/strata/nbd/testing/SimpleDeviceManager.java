@@ -20,6 +20,13 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class SimpleDeviceManager implements DeviceManager {
     private final Map<String, BlockDevice> devices = new ConcurrentHashMap<>();
     public final Map<String, String> holders = new ConcurrentHashMap<>();
+    /**
+     * Devices whose target is not built yet, with why (as the core says, e.g. waiting for a
+     * target type): WAITING_FOR_TARGET, and size 0 through info and handles, until removed.
+     */
+    public final Map<String, String> waiting = new ConcurrentHashMap<>();
+    /** Counted down each time {@link #info} is asked about a waiting device (to know a client is waiting). */
+    public volatile java.util.concurrent.CountDownLatch askedWhileWaiting = new java.util.concurrent.CountDownLatch(0);
 
     public void add(String name, BlockDevice device) {
         devices.put(name, device);
@@ -37,8 +44,13 @@ public final class SimpleDeviceManager implements DeviceManager {
                 h.add(holder);
             }
         });
-        return Optional.of(new DeviceInfo(name, "memory", Map.of(), d.size(), d.blockSize(), DeviceState.ACTIVE,
-                List.of(), h, shared(h), null, false, null));
+        String why = waiting.get(name);
+        if (why != null) {
+            askedWhileWaiting.countDown();
+        }
+        return Optional.of(new DeviceInfo(name, "memory", Map.of(), why != null ? 0 : d.size(), d.blockSize(),
+                why != null ? DeviceState.WAITING_FOR_TARGET : DeviceState.ACTIVE, List.of(), h, shared(h), null, false,
+                why));
     }
 
     @Override
@@ -57,6 +69,11 @@ public final class SimpleDeviceManager implements DeviceManager {
             @Override
             public String name() {
                 return name;
+            }
+
+            @Override
+            public long size() {
+                return waiting.containsKey(name) ? 0 : super.size();
             }
 
             @Override

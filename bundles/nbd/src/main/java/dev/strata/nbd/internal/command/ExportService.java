@@ -1,6 +1,8 @@
 package dev.strata.nbd.internal.command;
 
 import dev.strata.api.DeviceHandle;
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceState;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
@@ -366,10 +368,28 @@ public final class ExportService implements AutoCloseable {
                     : server.addExport(e.spec.name(), "device " + e.spec.device(), h,
                             new InetSocketAddress(address, e.spec.port()), e.spec.readOnly(), tls, limits);
             e.handle = h;
+            // every export, not only an inherited one, may be asked for before its device is
+            // built (a cache formatting on start): the negotiation then waits or refuses, never
+            // tells a size of 0
+            String device = e.spec.device();
+            e.export.readiness(() -> notActive(device));
         } catch (IOException | RuntimeException ex) {
             h.close();
             throw ex;
         }
+    }
+
+    /** Why {@code device} cannot be served now, or null; a suspended device can (its I/O waits at the gate). */
+    private String notActive(String device) {
+        DeviceInfo i = devices.info(device).orElse(null);
+        if (i == null) {
+            return "device '" + device + "' is gone";
+        }
+        if (i.state() == DeviceState.WAITING_FOR_TARGET) {
+            return "device '" + device + "' is not active yet"
+                    + (i.waitingFor() == null || i.waitingFor().isBlank() ? "" : ": " + i.waitingFor());
+        }
+        return null;
     }
 
     private void stop(Entry e) {

@@ -8,10 +8,13 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /** One export: a name on a listener, the device behind it and its counters. */
 public final class Export implements ExportView {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Export.class);
     private final String name;
     private final String description;
     private final BlockDevice device;
@@ -23,6 +26,17 @@ public final class Export implements ExportView {
     final ExportLimits limits;
     /** Connections admitted at GO/EXPORT_NAME and not yet gone (what max-connections counts). */
     private final AtomicInteger admitted = new AtomicInteger();
+    /**
+     * Why the device cannot be served yet (null: it can). Until its owner says better, a size of 0
+     * means "not built" (a handle on a device whose target is still being made reports 0), so a
+     * client is never told size 0 even in the moment before {@link #readiness} is set.
+     */
+    private volatile Supplier<String> notReady = this::zeroSize;
+    /** How long a client asking for this export waits for its device to be ready before it is refused. */
+    private volatile long readyWaitMillis = DEFAULT_READY_WAIT_MILLIS;
+    /** Short enough for a client's connect timeout, long enough for a cache to format on start. */
+    public static final long DEFAULT_READY_WAIT_MILLIS = 10_000;
+    private static final long READY_POLL_MILLIS = 50;
 
     Export(String name, String description, BlockDevice device, boolean readOnly, ExportLimits limits) {
         this.name = name;
@@ -42,6 +56,54 @@ public final class Export implements ExportView {
             }
             if (admitted.compareAndSet(n, n + 1)) {
                 return null;
+            }
+        }
+    }
+
+    /**
+     * Sets what says whether the device can be served: null when it can, else why not (one line
+     * for the client, e.g. "device 'wb0' is not active yet: waiting for target type 'writeboost'").
+     * A size of 0 counts as not ready whatever it says.
+     */
+    public void readiness(Supplier<String> why) {
+        notReady = () -> {
+            String w = why.get();
+            return w != null ? w : zeroSize();
+        };
+    }
+
+    /** How long {@link #awaitReady()} waits (0: not at all). */
+    public void readyWaitMillis(long millis) {
+        readyWaitMillis = Math.max(0, millis);
+    }
+
+    private String zeroSize() {
+        return device.size() > 0 ? null : "its device is not built yet (size unknown)";
+    }
+
+    /**
+     * Waits a bounded time for the device to be ready. A poll, because the device manager
+     * offers no notification for "active"; a handshake has its own thread, so nothing else waits.
+     */
+    @Override
+    public String awaitReady() throws java.io.InterruptedIOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(readyWaitMillis);
+        while (true) {
+            String why = notReady.get();
+            if (why == null) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                String refusal = "export '" + name + "' is not available yet: " + why + "; try again shortly";
+                // libnbd does not show the server's message: the log says why the client was refused
+                LOG.info("client refused: {}", refusal);
+                return refusal;
+            }
+            try {
+                Thread.sleep(READY_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted while waiting for export '" + name + "'");
             }
         }
     }

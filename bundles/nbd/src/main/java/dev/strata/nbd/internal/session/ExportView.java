@@ -27,6 +27,16 @@ public interface ExportView {
         return null;
     }
 
+    /**
+     * Waits (a bounded time) until the device behind the export can be served, so that its
+     * size is never reported before the device is built.
+     *
+     * @return null if it is ready, else why not, for the client to read
+     */
+    default String awaitReady() throws java.io.IOException {
+        return null;
+    }
+
     /** Gives back a place taken by {@link #tryAdmit()}. */
     default void releaseConnection() {
     }

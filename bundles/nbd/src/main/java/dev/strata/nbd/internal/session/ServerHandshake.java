@@ -199,6 +199,11 @@ public final class ServerHandshake {
         if (export == null) {
             throw new ProtocolException("EXPORT_NAME: no export '" + name + "'");
         }
+        String notReady = export.awaitReady();
+        if (notReady != null) {
+            // EXPORT_NAME has no error reply: dropping the connection is the only refusal
+            throw new ProtocolException("EXPORT_NAME: " + notReady);
+        }
         String full = export.tryAdmit();
         if (full != null) {
             // EXPORT_NAME has no error reply: dropping the connection is the only refusal
@@ -260,6 +265,15 @@ public final class ServerHandshake {
         ExportView export = catalog.find(name);
         if (export == null) {
             replyError(opt, Nbd.REP_ERR_UNKNOWN, "no export '" + name + "'");
+            return null;
+        }
+        // a size is only ever told for a device that is built (never 0 for one being built).
+        // The spec has no "unavailable" error: ERR_UNKNOWN would make libnbd say "server has no
+        // export named", wrong for an export that exists; POLICY is what a full export gets too
+        // (a refusal for now), and the message says why and that it is temporary
+        String notReady = export.awaitReady();
+        if (notReady != null) {
+            replyError(opt, Nbd.REP_ERR_POLICY, notReady);
             return null;
         }
         if (opt == Nbd.OPT_GO) {

@@ -1,0 +1,152 @@
+package dev.strata.nbd.internal.command;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.nbd.internal.protocol.Nbd;
+import dev.strata.nbd.internal.server.Export;
+import dev.strata.nbd.internal.server.NbdServer;
+import dev.strata.nbd.testing.MemoryDevice;
+import dev.strata.nbd.testing.RawClient;
+import dev.strata.nbd.testing.SimpleDeviceManager;
+import dev.strata.nbd.testing.Tools;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An export whose device is not built yet (its target type missing, a cache formatting on start)
+ * listens already: a client asking for it must never be told a size of 0, only the real size
+ * once the device is active.
+ */
+class ExportReadinessTest {
+    static final int SIZE = 4 << 20;
+    final SimpleDeviceManager devices = new SimpleDeviceManager();
+    final ExportStore store = new ExportStore() {
+        @Override
+        public String create(ExportSpec spec) {
+            return ExportSpec.FACTORY_PID + "~1";
+        }
+
+        @Override
+        public void delete(String id) {
+        }
+    };
+    NbdServer server;
+    ExportService service;
+
+    @BeforeEach
+    void start() {
+        devices.add("wb0", new MemoryDevice(SIZE));
+        devices.waiting.put("wb0", "waiting for target type 'writeboost'");
+        server = new NbdServer();
+        service = new ExportService(devices, store, server, null, 20);
+    }
+
+    @AfterEach
+    void stop() {
+        service.close();
+        server.close();
+    }
+
+    private InetSocketAddress exportWb0(long readyWaitMillis) throws IOException {
+        Export e = service.export("wb0", "", null, ExportServiceTest.freePort(), false);
+        e.readyWaitMillis(readyWaitMillis);
+        return new InetSocketAddress("127.0.0.1", e.port());
+    }
+
+    /** Sends GO or INFO and returns the first reply (the size info if the server tells one). */
+    private static RawClient.OptReply ask(RawClient c, int option) throws IOException {
+        c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+        c.option(option, RawClient.goData("wb0"));
+        return c.optReply();
+    }
+
+    @Test
+    void goAndInfoAreRefusedWithTheReasonWhileTheDeviceIsNotActive() throws IOException {
+        InetSocketAddress at = exportWb0(0);
+        for (int option : new int[] {Nbd.OPT_GO, Nbd.OPT_INFO}) {
+            try (RawClient c = new RawClient(at)) {
+                RawClient.OptReply r = ask(c, option);
+                assertEquals(Nbd.REP_ERR_POLICY, r.type(), "no size may be told for a device being built");
+                String msg = new String(r.data(), StandardCharsets.UTF_8);
+                assertTrue(msg.contains("export 'wb0' is not available yet"), msg);
+                assertTrue(msg.contains("waiting for target type 'writeboost'"), msg);
+            }
+        }
+        devices.waiting.remove("wb0");
+        try (RawClient c = new RawClient(at)) {
+            assertEquals(SIZE, c.go("wb0", false, false));
+        }
+    }
+
+    @Test
+    void nbdinfoIsRefusedWithTheReasonThenSeesTheRealSize() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        InetSocketAddress at = exportWb0(0);
+        String uri = "nbd://127.0.0.1:" + at.getPort() + "/wb0";
+        Tools.Result r = Tools.run(null, "nbdinfo", "--size", uri);
+        assertTrue(r.exit() != 0, "nbdinfo must not get a size for a device being built:\n" + r.output());
+        assertTrue(r.output().contains("policy"), r.output());
+        // qemu shows the server's message, libnbd does not
+        Tools.require("qemu-img", "qemu-utils");
+        Tools.Result q = Tools.run(null, "qemu-img", "info", uri);
+        assertTrue(q.exit() != 0, q.output());
+        assertTrue(q.output().contains("waiting for target type 'writeboost'"), q.output());
+        devices.waiting.remove("wb0");
+        assertEquals(Long.toString(SIZE), Tools.ok(null, "nbdinfo", "--size", uri).strip());
+    }
+
+    @Test
+    void oldStyleExportNameIsDroppedNotToldSizeZero() throws IOException {
+        InetSocketAddress at = exportWb0(0);
+        try (RawClient c = new RawClient(at)) {
+            c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+            c.option(Nbd.OPT_EXPORT_NAME, "wb0".getBytes(StandardCharsets.UTF_8));
+            assertTrue(c.closedByServer(), "EXPORT_NAME has no error reply: the server must drop, not send size 0");
+        }
+    }
+
+    @Test
+    void aClientThatConnectsEarlyWaitsAndGetsTheRealSize() throws Exception {
+        InetSocketAddress at = exportWb0(60_000);
+        devices.askedWhileWaiting = new java.util.concurrent.CountDownLatch(2);
+        try (RawClient c = new RawClient(at)) {
+            CompletableFuture<RawClient.OptReply> reply = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return ask(c, Nbd.OPT_GO);
+                } catch (IOException e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            // the device is built while the client waits in its GO: the export asks the
+            // device manager again and again until then
+            assertTrue(devices.askedWhileWaiting.await(30, TimeUnit.SECONDS), "the server never asked about wb0");
+            devices.waiting.remove("wb0");
+            RawClient.OptReply r = reply.get(60, TimeUnit.SECONDS);
+            assertEquals(Nbd.REP_INFO, r.type());
+            ByteBuffer d = r.buf();
+            assertEquals(Nbd.INFO_EXPORT, d.getShort());
+            assertEquals(SIZE, d.getLong());
+        }
+    }
+
+    @Test
+    void aServerExportOfAnUnbuiltDeviceIsRefusedEvenWithoutTheService() throws IOException {
+        // the moment between addExport and the service setting its readiness check: size 0 alone refuses
+        MemoryDevice empty = new MemoryDevice(0);
+        Export e = server.addExport("raw", "", empty, new InetSocketAddress("127.0.0.1", 0), false);
+        e.readyWaitMillis(0);
+        try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", e.port()))) {
+            c.greet(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
+            c.option(Nbd.OPT_GO, RawClient.goData("raw"));
+            assertEquals(Nbd.REP_ERR_POLICY, c.optReply().type());
+        }
+    }
+}

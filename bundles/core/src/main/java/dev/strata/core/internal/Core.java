@@ -16,6 +16,7 @@ final class Core {
     final Inspection inspection;
     final Attacher attacher;
     final Collapser collapser;
+    final Replacer replacer;
     private volatile Settings settings;
     volatile boolean stopped;
 
@@ -29,6 +30,7 @@ final class Core {
         inspection = new Inspection(this);
         attacher = new Attacher(this);
         collapser = new Collapser(this);
+        replacer = new Replacer(this);
     }
 
     Settings settings() {

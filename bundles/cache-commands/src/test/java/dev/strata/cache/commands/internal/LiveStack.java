@@ -78,8 +78,6 @@ final class LiveStack implements AutoCloseable {
         manager = new DeviceManagerImpl(store, Settings.of(60, 30));
         manager.addFactory(new FactoryEntry("crash", new CrashFactory(), "test", "0", 0, 1));
         manager.addFactory(new FactoryEntry("writeboost", new WriteboostFactory(), "test", "0", 0, 2));
-        manager.addFactory(new FactoryEntry("writecache", new dev.strata.cache.writecache.internal.WritecacheFactory(
-                dev.strata.cache.writecache.internal.io.Options.defaults().manual()), "test", "0", 0, 4));
         manager.addFactory(new FactoryEntry("linear", new dev.strata.core.internal.linear.LinearTargetFactory(), "test", "0",
                 0, 3));
         manager.loadStored();

@@ -200,57 +200,6 @@ class ReplaceCommandTest {
     }
 
     /**
-     * A writecache (no background writeback: its writes stay dirty) moves the same way: the copy is
-     * of the device, not of a format. Its dirty data and the writes made during the copy are on the
-     * new device, nothing reached the backing device, also after a restart.
-     */
-    @Test
-    void aWritecacheMovesWithItsDirtyData() throws Exception {
-        s.disk("back", 8 * MIB);
-        s.disk("wcs", 16 * MIB);
-        s.disk("wcs2", 16 * MIB);
-        s.manager.create("wc", "writecache", Map.of("backing", "back", "cache", "wcs"));
-        ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
-        try (DeviceHandle h = s.manager.open("wc", "test")) {
-            for (int i = 0; i < 500; i++) {
-                VerifiedIo.fill(b.clear(), i * 3L, 11);
-                h.write(i * 3L * VerifiedIo.BLOCK, b, 0);
-            }
-            h.flush();
-        }
-        long dirty = s.manager.withTarget("wc", CacheTarget.class, CacheTarget::dirtyBlocks);
-        assertTrue(dirty >= 500, "dirty: " + dirty);
-        long backWrites = writes("back");
-        GatedDevice copy = s.gates.get("wcs2");
-        copy.closeAfter(2);
-        Future<String> r = pool.submit(() -> s.run("cache:replace wc cache=wcs2"));
-        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
-        try (DeviceHandle h = s.manager.open("wc", "test")) {
-            for (int i = 0; i < 500; i += 2) { // half of them again, while the copy waits
-                VerifiedIo.fill(b.clear(), i * 3L, 12);
-                h.write(i * 3L * VerifiedIo.BLOCK, b, 0);
-            }
-            h.flush();
-        }
-        copy.open();
-        String report = r.get(60, TimeUnit.SECONDS);
-        assertTrue(report.startsWith("wc: cache moved from wcs to wcs2"), report);
-        for (int round = 0; round < 2; round++) {
-            assertEquals("wcs2", s.manager.info("wc").orElseThrow().arguments().get("cache"));
-            assertEquals(backWrites, writes("back"), "nothing written to the backing device");
-            assertTrue(s.manager.withTarget("wc", CacheTarget.class, CacheTarget::dirtyBlocks) >= dirty);
-            assertTrue(blank("wcs"), "the old cache device is blank");
-            try (DeviceHandle h = s.manager.open("wc", "test")) {
-                for (int i = 0; i < 500; i++) {
-                    h.read(i * 3L * VerifiedIo.BLOCK, b.clear());
-                    assertEquals(i % 2 == 0 ? 12 : 11, VerifiedIo.stampOf(b.flip(), i * 3L), "block " + i * 3);
-                }
-            }
-            s.restart(s.store.snapshot());
-        }
-    }
-
-    /**
      * A power cut at each step — the store's points 0 (before the journal), 1 (after it), 2 (before
      * the commit: the copy is complete), 3 (after it), 4 and 5 (around the journal's deletion), and
      * {@code copying} (after the first pass), {@code pausing} (just before the pause) — then a

@@ -248,6 +248,9 @@ final class Replacer {
                 while (copier.markedBytes() > PAUSE_BYTES && copier.passes() < MAX_PASSES) {
                     copier.pass();
                 }
+                // what the passes wrote is made durable while I/O still runs, so that the flush
+                // inside the pause has little left (else it is one fdatasync of the whole copy)
+                n.view.flush();
                 hook.reached("copied");
                 if (!copier.beginPause()) {
                     throw new InterruptedException("cache:replace cancelled");

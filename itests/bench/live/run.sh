@@ -116,7 +116,7 @@ step() { # NAME LINE [TIMEOUT]
     stop_client
     read -r w o <<<"$(worst "$name" "$t0" "$t1")"
     local pause
-    pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //')
+    pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //' || true)
     ROWS+=("$name|$((t1 - t0)) ms|${pause:--}|$w ms|$o ms")
     echo "$name: $(grep -v '^$' <<<"$OUT" | tail -1)" | tee -a "$RUN/commands.txt"
 }
@@ -147,7 +147,7 @@ REPLACE_MS=$((t1 - t0))
 stop_client
 SLOW_AFTER=$(statnum disk1.file io_written_bytes)
 read -r w o <<<"$(worst replace "$t0" "$t1")"
-pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //')
+pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //' || true)
 ROWS+=("replace|$REPLACE_MS ms|${pause:--}|$w ms|$o ms")
 echo "replace: $(grep -v '^$' <<<"$OUT" | tail -1)" | tee -a "$RUN/commands.txt"
 

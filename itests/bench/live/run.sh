@@ -45,6 +45,7 @@ PID=""
 FIO_PID=""
 cleanup() {
     [ -n "$FIO_PID" ] && kill "$FIO_PID" 2>/dev/null || true
+    cp "$HOME_DIR/var/log/strata.log" "$RUN/strata-daemon.log" 2>/dev/null || true
     [ -n "$PID" ] && kill -- "-$PID" 2>/dev/null || true
     sleep 1
     [ -n "$PID" ] && kill -KILL -- "-$PID" 2>/dev/null || true
@@ -168,6 +169,7 @@ UPTIME_AFTER=$(uptime)
     echo
     echo "replace: ${REPLACE_MS} ms; dd of the whole cache device (${CACHE_MIB} MiB): ${COPY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_MS" 'BEGIN{printf "%.2f", a/b}')); dd of ${DIRTY_MIB} MiB: ${COPY_DIRTY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_DIRTY_MS" 'BEGIN{printf "%.2f", a/b}'))"
     echo "bytes written to the slow device (disk1.file io_written_bytes) during the replace: $((SLOW_AFTER - SLOW_BEFORE))"
+    echo "the replace's pause, part by part: $(grep -ho 'replace pause: .*' "$HOME_DIR/var/log/strata.log" | tail -1)"
 } | tee "$RUN/result.txt"
 printf 'exit\n' >&"$FD"
 for _ in $(seq 1 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.2; done

@@ -98,6 +98,7 @@ public class LiveReplaceIT {
             System.out.println("LiveReplaceIT: fio's longest request in the whole run: " + longestMs(json) + " ms");
             String info = ConsoleIT.run(t, "dev:table", 60);
             assertTrue(info, info.lines().anyMatch(l -> l.startsWith("disk1 writeboost") && l.contains("cache=ssd2")));
+            assertBlank(d.home.resolve("var/ssd1.img"));
 
             // the second replace: killed in the middle of its copy while another fio writes
             Process bg = new ProcessBuilder(fioBackground(port)).directory(work.toFile())
@@ -128,7 +129,11 @@ public class LiveReplaceIT {
                     .findFirst().orElse(table));
             assertTrue(table, table.lines().anyMatch(l -> l.startsWith("disk1 writeboost")
                     && (l.contains("cache=ssd2") || l.contains("cache=ssd3"))));
-            assertTrue(table, table.lines().noneMatch(l -> l.contains("cache-replace")));
+            // the device the cache is not on holds no copy a later open could take for a cache: its
+            // first block (every policy's superblock) was zeroed, by the replace or at this start
+            String left = table.lines().anyMatch(l -> l.startsWith("disk1 writeboost") && l.contains("cache=ssd3"))
+                    ? "ssd2" : "ssd3";
+            assertBlank(d.home.resolve("var/" + left + ".img"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             String exports = ConsoleIT.run(t, "nbd:exports", 60);
             while (!exports.contains("disk1")) {
@@ -151,6 +156,17 @@ public class LiveReplaceIT {
             ConsoleIT.exit(t);
         }
         assertTrue(Files.exists(slow));
+    }
+
+    /** The file's first block is all zero (a blank device to every cache policy). */
+    private static void assertBlank(Path file) throws java.io.IOException {
+        byte[] first = new byte[4096];
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            assertEquals(4096, in.readNBytes(first, 0, 4096));
+        }
+        for (int i = 0; i < first.length; i++) {
+            assertEquals(file.getFileName() + " is blank: byte " + i, 0, first[i]);
+        }
     }
 
     /** {@code io_written_bytes} (the device's own counter) from {@code dev:status}. */

@@ -37,6 +37,9 @@ public final class Main {
     static final PrintStream STDOUT = System.out;
     static final PrintStream STDERR = System.err;
 
+    /** Set by bin/strata when it was started by socket activation (the socket is descriptor 0). */
+    static final String SOCKET_ACTIVATION = "strata.socket.activation";
+
     private Main() {
     }
 
@@ -62,6 +65,11 @@ public final class Main {
         if (options.help) {
             STDOUT.println(USAGE);
             return 0;
+        }
+        if (Boolean.getBoolean(SOCKET_ACTIVATION) && !options.daemon) {
+            // bin/strata made the inherited socket our stdin: no console or script can read it
+            STDERR.println("strata: socket activation: start Strata with --daemon (the inherited socket is its standard input)");
+            return 2;
         }
         Path home = Paths.get(System.getProperty("strata.home", ".")).toAbsolutePath().normalize();
         StrataFramework framework = new StrataFramework(home, options);

@@ -84,6 +84,28 @@ final class Readiness {
         return out;
     }
 
+    /**
+     * Started by socket activation, some export must serve on the inherited socket, or its
+     * clients would wait forever for a greeting: the problem line if none does, else nothing.
+     * ({@code nbd:exports} shows such an export's address as {@code inherited:…}.)
+     */
+    static List<String> activationProblems(GogoSession session) {
+        if (!Boolean.getBoolean(Main.SOCKET_ACTIVATION)) {
+            return List.of();
+        }
+        String table = "";
+        try {
+            table = session.format(session.execute("nbd:exports"));
+        } catch (Exception e) {
+            // no NBD bundle: no export at all, said below
+        }
+        if (table != null && table.lines().anyMatch(l -> l.contains(" inherited:"))) {
+            return List.of();
+        }
+        return List.of("socket activation: no export serves on the inherited socket; give one inherited=true in its"
+                + " deploy/dev.strata.nbd.export-NAME.cfg, or run nbd:export DEVICE --inherited (docs/nbd.md, Socket activation)");
+    }
+
     /** Names configured but not (yet) listed by the device manager with a target. */
     private Set<String> missingDevices() {
         Set<String> configured = new LinkedHashSet<>();

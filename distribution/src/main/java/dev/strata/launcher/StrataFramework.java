@@ -315,6 +315,10 @@ final class StrataFramework {
             if (options.daemon && code == 0) {
                 // the stack settled once above; only commands that ran since can change it
                 code = daemonReady(options.scripts.isEmpty() ? problems : settle(session));
+                for (String p : code == 0 ? Readiness.activationProblems(session) : List.<String>of()) {
+                    err.println("strata: " + p); // nothing to wait for: no export will take the socket by itself
+                    code = 3;
+                }
             }
         } catch (Exception e) {
             Main.printFailure(err, e);

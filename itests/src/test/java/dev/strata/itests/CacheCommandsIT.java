@@ -4,7 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
-import static org.junit.Assert.fail;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -28,7 +27,6 @@ import javax.inject.Inject;
 
 import org.apache.felix.service.command.CommandProcessor;
 import org.apache.felix.service.command.CommandSession;
-import org.apache.felix.service.command.Converter;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
@@ -40,7 +38,6 @@ import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.ServiceRegistration;
-import org.osgi.util.tracker.ServiceTracker;
 
 import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceHandle;
@@ -75,7 +72,7 @@ public class CacheCommandsIT {
     @Inject
     DeviceManager manager;
 
-    private CommandSession session;
+    private GogoSession shell;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private Path dir;
 
@@ -88,40 +85,22 @@ public class CacheCommandsIT {
     public void openSession() throws Exception {
         dir = Path.of(context.getProperty("felix.fileinstall.dir")).getParent().resolve("data");
         Files.createDirectories(dir);
-        ServiceTracker<Object, Object> commands = new ServiceTracker<>(context,
-                context.createFilter("(&(osgi.command.scope=cache)(osgi.command.function=detach))"), null);
-        commands.open();
-        try {
-            assertNotNull("cache: commands registered", commands.waitForService(60_000));
-        } finally {
-            commands.close();
-        }
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
-                new PrintStream(new ByteArrayOutputStream()));
-        Await.until("the file, delay and writeboost target types", 60, () -> manager.targetTypes().stream()
-                .filter(t -> List.of("file", "delay", "writeboost").contains(t.type())).count() == 3);
+        shell = GogoSession.open(context, processor, manager, "cache:detach", out, "file", "delay", "writeboost");
     }
 
     @After
     public void closeSession() {
-        if (session != null) {
-            session.close();
+        if (shell != null) {
+            shell.close();
         }
     }
 
     private String run(String command) throws Exception {
-        Object result = session.execute(command);
-        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+        return shell.run(command);
     }
 
     private Exception failure(String command) {
-        try {
-            Object r = session.execute(command);
-            fail(command + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            return e;
-        }
+        return shell.failure(command);
     }
 
     /** {@code cache:stats --all --bytes}: the grouped "  key  value" lines as a map. */

@@ -1,10 +1,8 @@
 package dev.strata.itests;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,8 +17,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.wiring.FrameworkWiring;
 
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
@@ -141,32 +137,14 @@ final class CacheUnderCheckedLoad {
 
     /** The bundle {@code bsn} (installed, or the test fails). */
     Bundle bundle(String bsn) {
-        for (Bundle b : context.getBundles()) {
-            if (bsn.equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        assertNotNull(bsn + " installed", null);
-        return null;
+        return Bundles.installed(context, bsn);
     }
 
     /** Updates bundle {@code bsn} from its jar in the distribution, refreshes it, and waits for the cache to be active again. */
     Disturbance hotUpdate(String bsn) throws Exception {
-        Bundle bundle = bundle(bsn);
-        Path jar = StrataOptions.bundleJar(bsn);
-        FrameworkWiring wiring = context.getBundle(0).adapt(FrameworkWiring.class);
+        Bundles.installed(context, bsn);
         return i -> {
-            try (InputStream in = Files.newInputStream(jar)) {
-                bundle.update(in);
-            }
-            CountDownLatch refreshed = new CountDownLatch(1);
-            wiring.refreshBundles(List.of(bundle), e -> {
-                if (e.getType() == FrameworkEvent.PACKAGES_REFRESHED) {
-                    refreshed.countDown();
-                }
-            });
-            assertTrue("refresh " + (i + 1) + " finished", refreshed.await(120, TimeUnit.SECONDS));
-            assertEquals(Bundle.ACTIVE, bundle.getState());
+            Bundles.updateAndRefresh(context, bsn, "update " + (i + 1));
             Await.until("device " + device + " active again after update " + (i + 1), 120,
                     () -> manager.info(device).map(d -> d.state() == DeviceState.ACTIVE).orElse(false),
                     () -> String.valueOf(manager.info(device)));

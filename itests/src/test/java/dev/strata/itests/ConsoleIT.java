@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
@@ -107,6 +108,19 @@ public class ConsoleIT {
             t.type("nbd:export --po");
             t.keys("Tab");
             t.await("option completed", 20, s -> s.contains(PROMPT + "nbd:export --port "));
+            t.keys("C-u");
+            // mirror: commands complete mirrors only, then the mirror's legs only (mb2 is no leg)
+            for (String c : List.of("dev:create ma1 memory size=1M", "dev:create mb1 memory size=1M",
+                    "dev:create mb2 memory size=1M", "dev:create mz mirror legs=ma1,mb1 region_size=64k log=core")) {
+                created(run(t, c, 60));
+            }
+            t.type("mirror:status ");
+            t.keys("Tab");
+            t.await("the only mirror completed", 20, s -> s.contains(PROMPT + "mirror:status mz "));
+            t.keys("C-u");
+            t.type("mirror:fail mz mb");
+            t.keys("Tab");
+            t.await("the leg completed", 20, s -> s.contains(PROMPT + "mirror:fail mz mb1 "));
             t.keys("C-u");
 
             // a missing argument prints the command's usage, not Gogo's "Cannot coerce"

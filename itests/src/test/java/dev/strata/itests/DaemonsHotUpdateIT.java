@@ -1,7 +1,6 @@
 package dev.strata.itests;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
 import java.io.InputStream;
@@ -27,8 +26,6 @@ import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.wiring.FrameworkWiring;
 
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
@@ -232,22 +229,11 @@ public class DaemonsHotUpdateIT {
     }
 
     private void refresh(Bundle b) throws InterruptedException {
-        CountDownLatch refreshed = new CountDownLatch(1);
-        context.getBundle(0).adapt(FrameworkWiring.class).refreshBundles(List.of(b), e -> {
-            if (e.getType() == FrameworkEvent.PACKAGES_REFRESHED) {
-                refreshed.countDown();
-            }
-        });
-        assertTrue("refresh finished", refreshed.await(120, TimeUnit.SECONDS));
+        Bundles.refresh(context, b, "of " + BSN);
     }
 
     private Bundle bundle() {
-        for (Bundle b : context.getBundles()) {
-            if (BSN.equals(b.getSymbolicName()) && b.getState() != Bundle.UNINSTALLED) {
-                return b;
-            }
-        }
-        return null;
+        return Bundles.find(context, BSN);
     }
 
     private Map<String, String> status(String device) {

@@ -6,9 +6,7 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +19,6 @@ import java.util.concurrent.TimeUnit;
 import javax.inject.Inject;
 
 import org.apache.felix.service.command.CommandProcessor;
-import org.apache.felix.service.command.CommandSession;
-import org.apache.felix.service.command.Converter;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
@@ -35,7 +31,6 @@ import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.cm.ConfigurationAdmin;
-import org.osgi.util.tracker.ServiceTracker;
 
 import dev.strata.api.CacheTarget;
 import dev.strata.api.DeviceHandle;
@@ -65,7 +60,7 @@ public class DeviceSafetyIT {
     @Inject
     ConfigurationAdmin cm;
 
-    private CommandSession session;
+    private GogoSession shell;
     private Path dir;
 
     @Configuration
@@ -77,45 +72,26 @@ public class DeviceSafetyIT {
     public void openSession() throws Exception {
         dir = Path.of(context.getProperty("felix.fileinstall.dir")).getParent().resolve("data");
         Files.createDirectories(dir);
-        ServiceTracker<Object, Object> commands = new ServiceTracker<>(context,
-                context.createFilter("(&(osgi.command.scope=dev)(osgi.command.function=remove))"), null);
-        commands.open();
-        try {
-            assertNotNull("dev: commands registered", commands.waitForService(60_000));
-        } finally {
-            commands.close();
-        }
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]),
-                new PrintStream(new ByteArrayOutputStream()), new PrintStream(new ByteArrayOutputStream()));
-        Await.until("the file, memory and writeboost target types", 60, () -> manager.targetTypes().stream()
-                .filter(t -> t.type().equals("file") || t.type().equals("writeboost") || t.type().equals("memory"))
-                .count() == 3);
+        shell = GogoSession.open(context, processor, manager, "dev:remove", new ByteArrayOutputStream(), "file", "memory", "writeboost");
     }
 
     @After
     public void closeSession() {
-        if (session != null) {
-            session.close();
+        if (shell != null) {
+            shell.close();
         }
     }
 
     private String run(String command) throws Exception {
-        Object result = session.execute(command);
-        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+        return shell.run(command);
     }
 
     /** The one-line message of a command that must fail. */
     private String failure(String command) {
-        try {
-            Object r = session.execute(command);
-            fail(command + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            String m = String.valueOf(e.getMessage());
-            assertFalse("one line: " + m, m.contains("\n"));
-            assertFalse("no exception class name: " + m, m.contains("Exception"));
-            return m;
-        }
+        String m = String.valueOf(shell.failure(command).getMessage());
+        assertFalse("one line: " + m, m.contains("\n"));
+        assertFalse("no exception class name: " + m, m.contains("Exception"));
+        return m;
     }
 
     private void cache(String name, String backing, String fast) throws Exception {

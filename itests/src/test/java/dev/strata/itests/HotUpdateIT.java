@@ -1,10 +1,8 @@
 package dev.strata.itests;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,10 +23,7 @@ import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
-import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.wiring.FrameworkWiring;
 
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
@@ -44,6 +39,7 @@ import dev.strata.api.DeviceState;
 public class HotUpdateIT {
 
     private static final String WORK = "hot-update";
+    private static final String DRIVER = "dev.strata.driver.file";
     private static final int THREADS = 4;
     private static final int BLOCK = CheckedBlocks.BLOCK;
     private static final int BLOCKS_PER_THREAD = 1024; // 4 MiB per thread
@@ -70,14 +66,7 @@ public class HotUpdateIT {
         long size = (long) THREADS * BLOCKS_PER_THREAD * BLOCK;
         manager.create("hot", "file", Map.of("path", dir.resolve("hot.img").toString(), "size", Long.toString(size), "create", "true"));
 
-        Bundle driver = null;
-        for (Bundle b : context.getBundles()) {
-            if ("dev.strata.driver.file".equals(b.getSymbolicName())) {
-                driver = b;
-            }
-        }
-        assertNotNull("driver-file installed", driver);
-        Path jar = StrataOptions.bundleJar("dev.strata.driver.file");
+        Bundles.installed(context, DRIVER);
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong ops = new AtomicLong();
@@ -91,22 +80,11 @@ public class HotUpdateIT {
                 writers.add(w);
                 new Thread(w, "hot-update-io-" + t).start();
             }
-            FrameworkWiring wiring = context.getBundle(0).adapt(FrameworkWiring.class);
             int survived = 0;
             for (int i = 0; i < UPDATES && errors.isEmpty(); i++) {
                 long before = ops.get();
                 Await.until("I/O progress before update " + (i + 1), 120, () -> ops.get() >= before + OPS_BETWEEN_UPDATES || !errors.isEmpty());
-                try (InputStream in = Files.newInputStream(jar)) {
-                    driver.update(in);
-                }
-                CountDownLatch refreshed = new CountDownLatch(1);
-                wiring.refreshBundles(List.of(driver), e -> {
-                    if (e.getType() == FrameworkEvent.PACKAGES_REFRESHED) {
-                        refreshed.countDown();
-                    }
-                });
-                assertTrue("refresh " + (i + 1) + " finished", refreshed.await(120, TimeUnit.SECONDS));
-                assertEquals(Bundle.ACTIVE, driver.getState());
+                Bundles.updateAndRefresh(context, DRIVER, "update " + (i + 1));
                 Await.until("device hot active again after update " + (i + 1), 120,
                         () -> manager.info("hot").map(d -> d.state() == DeviceState.ACTIVE).orElse(false),
                         () -> String.valueOf(manager.info("hot")));

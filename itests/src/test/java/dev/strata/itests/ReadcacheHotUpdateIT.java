@@ -1,10 +1,8 @@
 package dev.strata.itests;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,10 +23,7 @@ import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
-import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkEvent;
-import org.osgi.framework.wiring.FrameworkWiring;
 
 import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceManager;
@@ -95,31 +90,13 @@ public class ReadcacheHotUpdateIT {
                 writers.add(w);
                 new Thread(w, "rc-hot-update-io-" + t).start();
             }
-            FrameworkWiring wiring = context.getBundle(0).adapt(FrameworkWiring.class);
             try {
                 for (int i = 0; i < UPDATES && errors.isEmpty(); i++) {
                     String bsn = BSNS[i % BSNS.length];
-                    Bundle bundle = null;
-                    for (Bundle b : context.getBundles()) {
-                        if (bsn.equals(b.getSymbolicName())) {
-                            bundle = b;
-                        }
-                    }
-                    assertNotNull(bsn + " installed", bundle);
                     long before = ops.get();
                     Await.until("I/O progress before update " + (i + 1), 120,
                             () -> ops.get() >= before + OPS_BETWEEN_UPDATES || !errors.isEmpty());
-                    try (InputStream in = Files.newInputStream(StrataOptions.bundleJar(bsn))) {
-                        bundle.update(in);
-                    }
-                    CountDownLatch refreshed = new CountDownLatch(1);
-                    wiring.refreshBundles(List.of(bundle), e -> {
-                        if (e.getType() == FrameworkEvent.PACKAGES_REFRESHED) {
-                            refreshed.countDown();
-                        }
-                    });
-                    assertTrue("refresh " + (i + 1) + " finished", refreshed.await(120, TimeUnit.SECONDS));
-                    assertEquals(Bundle.ACTIVE, bundle.getState());
+                    Bundles.updateAndRefresh(context, bsn, "update " + (i + 1));
                     Await.until("device rc active again after update " + (i + 1), 120,
                             () -> manager.info("rc").map(d -> d.state() == DeviceState.ACTIVE).orElse(false),
                             () -> String.valueOf(manager.info("rc")));

@@ -6,7 +6,6 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,8 +15,6 @@ import java.util.Arrays;
 import javax.inject.Inject;
 
 import org.apache.felix.service.command.CommandProcessor;
-import org.apache.felix.service.command.CommandSession;
-import org.apache.felix.service.command.Converter;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
@@ -28,7 +25,6 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.BundleContext;
-import org.osgi.util.tracker.ServiceTracker;
 
 import dev.strata.api.DeviceManager;
 import dev.strata.api.DeviceHandle;
@@ -49,7 +45,7 @@ public class ReadcacheShellIT {
     @Inject
     DeviceManager manager;
 
-    private CommandSession session;
+    private GogoSession shell;
     private Path dir;
 
     @Configuration
@@ -61,40 +57,23 @@ public class ReadcacheShellIT {
     public void openSession() throws Exception {
         dir = Path.of(System.getProperty("strata.itests.work", "target/itest-work")).resolve(WORK).resolve("data").toAbsolutePath();
         Files.createDirectories(dir);
-        ServiceTracker<Object, Object> commands = new ServiceTracker<>(context,
-                context.createFilter("(&(osgi.command.scope=dev)(osgi.command.function=create))"), null);
-        commands.open();
-        try {
-            assertNotNull("dev: commands registered", commands.waitForService(60_000));
-        } finally {
-            commands.close();
-        }
-        session = processor.createSession(new ByteArrayInputStream(new byte[0]), new ByteArrayOutputStream(), new ByteArrayOutputStream());
-        Await.until("the file, readcache and writeboost target types", 60, () -> manager.targetTypes().stream()
-                .filter(t -> t.type().equals("file") || t.type().equals("readcache") || t.type().equals("writeboost")).count() == 3);
+        shell = GogoSession.open(context, processor, manager, "dev:create", new ByteArrayOutputStream(), "file", "readcache", "writeboost");
     }
 
     @After
     public void closeSession() {
-        if (session != null) {
-            session.close();
+        if (shell != null) {
+            shell.close();
         }
     }
 
     private String run(String command) throws Exception {
-        Object result = session.execute(command);
-        return result == null ? "" : session.format(result, Converter.INSPECT).toString();
+        return shell.run(command);
     }
 
     /** A failing command: the exception Gogo hands the launcher, whose message it prints as one line. */
     private Exception failure(String command) {
-        try {
-            Object r = session.execute(command);
-            fail(command + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            return e;
-        }
+        return shell.failure(command);
     }
 
     @Test

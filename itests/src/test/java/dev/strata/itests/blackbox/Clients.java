@@ -33,7 +33,7 @@ final class Clients {
     private static final Map<String, String> DEBIAN_PACKAGE = Map.of(
             "nbdinfo", "libnbd-bin", "nbdcopy", "libnbd-bin",
             "qemu-io", "qemu-utils", "qemu-img", "qemu-utils",
-            "fio", "fio", "cmp", "diffutils");
+            "fio", "fio", "cmp", "diffutils", "systemd-socket-activate", "systemd");
 
     private Clients() {
     }

@@ -15,13 +15,21 @@ import org.junit.Test;
  * {@code nbd:export --tls require --tls-creds DIR --allow CN=alice} typed into a running
  * {@code bin/strata --daemon}: nbdinfo with alice's certificate gets the export over
  * {@code nbds://}, a plaintext client and a client with another name are refused. Certificates
- * are made here with certtool (gnutls-bin).
+ * are made here with certtool (gnutls-bin), PSK files with psktool.
+ *
+ * <p>In the same daemon: an export with {@code --tls-psk}, and {@code nbd} targets importing both
+ * TLS exports ({@code nbds://} with alice's certificate, and with alice's PSK), re-exported in
+ * plaintext on loopback so that data written through the TLS client path is read back over
+ * TLS-PSK by nbdcopy: BouncyCastle's classes, embedded in the nbd bundle, run inside OSGi.
  */
 public class TlsExportIT {
     private static final long MiB = 1L << 20;
     private static Strata strata;
     private static Strata.Daemon daemon;
     private static int port;
+    private static int pskPort;
+    private static int viaX509;
+    private static int viaPsk;
     private static Path tls;
 
     @BeforeClass
@@ -29,12 +37,25 @@ public class TlsExportIT {
         strata = Strata.copy("tls-export");
         tls = Files.createDirectories(strata.work.resolve("tls"));
         makeCertificates();
+        Files.createDirectories(tls.resolve("psk"));
+        Clients.run(tls, "psktool", "-u", "alice", "-p", "psk/keys.psk").ok();
         port = Strata.freePort();
+        pskPort = Strata.freePort();
+        viaX509 = Strata.freePort();
+        viaPsk = Strata.freePort();
+        String keys = tls.resolve("psk/keys.psk").toString();
         daemon = strata.daemon("--no-default-stack", "-c", String.join("; ",
                 "dev:create m0 memory size=16M",
                 "nbd:export m0 --port " + port + " --tls require --tls-creds " + tls.resolve("server")
-                        + " --allow CN=alice"));
+                        + " --allow CN=alice",
+                "dev:create m1 memory size=8M",
+                "nbd:export m1 --port " + pskPort + " --tls require --tls-psk " + keys,
+                "dev:create r0 nbd uri=nbds://127.0.0.1:" + port + "/m0 tls-creds=" + tls.resolve("alice"),
+                "nbd:export r0 --port " + viaX509,
+                "dev:create r1 nbd uri=nbds://alice@127.0.0.1:" + pskPort + "/m1 tls-psk=" + keys,
+                "nbd:export r1 --port " + viaPsk));
         Strata.awaitPort(port);
+        Strata.awaitPort(viaPsk);
     }
 
     @AfterClass
@@ -66,6 +87,30 @@ public class TlsExportIT {
         assertTrue(plain.toString(), plain.text().contains("without TLS"));
         Clients.Out mallory = Clients.run(strata.work, "nbdinfo", uri("mallory"));
         assertNotEquals(mallory.toString(), 0, mallory.exit());
+    }
+
+    @Test
+    public void pskExportServesTheKeyFilesUsers() throws Exception {
+        Clients.Out o = Clients.run(strata.work, "nbdinfo", "--size", "nbds://alice@127.0.0.1:" + pskPort
+                + "/m1?tls-psk-file=" + tls.resolve("psk/keys.psk")).ok();
+        assertEquals(o.toString(), Long.toString(8 * MiB), o.text().trim());
+        Clients.Out plain = Clients.run(strata.work, "nbdinfo", "nbd://127.0.0.1:" + pskPort + "/m1");
+        assertNotEquals(plain.toString(), 0, plain.exit());
+    }
+
+    @Test
+    public void nbdTargetsImportTheTlsExports() throws Exception {
+        Clients.Out o = Clients.run(strata.work, "nbdinfo", "--size", "nbd://127.0.0.1:" + viaX509 + "/r0").ok();
+        assertEquals(o.toString(), Long.toString(16 * MiB), o.text().trim());
+        byte[] data = new byte[(int) (8 * MiB)];
+        new java.util.Random(29).nextBytes(data);
+        Path in = Files.write(strata.work.resolve("psk-in.img"), data);
+        Path out = strata.work.resolve("psk-out.img");
+        // written through r1 (the nbd target's TLS-PSK client), read back from m1's PSK export
+        Clients.run(strata.work, "nbdcopy", in.toString(), "nbd://127.0.0.1:" + viaPsk + "/r1").ok();
+        Clients.run(strata.work, "nbdcopy", "nbds://alice@127.0.0.1:" + pskPort + "/m1?tls-psk-file="
+                + tls.resolve("psk/keys.psk"), out.toString()).ok();
+        org.junit.Assert.assertArrayEquals(data, Files.readAllBytes(out));
     }
 
     private static void makeCertificates() throws Exception {

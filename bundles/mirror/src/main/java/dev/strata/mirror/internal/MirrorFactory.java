@@ -8,6 +8,7 @@ import dev.strata.api.TargetFactory;
 import dev.strata.mirror.internal.format.LogHeader;
 import dev.strata.mirror.internal.io.MirrorSettings;
 import dev.strata.mirror.internal.io.MirrorTarget;
+import dev.strata.mirror.internal.io.RemoteLegs;
 import dev.strata.mirror.internal.log.CoreLog;
 import dev.strata.mirror.internal.log.DiskLog;
 import dev.strata.mirror.internal.log.RegionLog;
@@ -16,11 +17,31 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Deactivate;
 
 /** Builds {@code mirror} targets; every leg and the log device are claimed exclusively. */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + MirrorSettings.TYPE)
 public class MirrorFactory implements TargetFactory {
+
+    /**
+     * To look up the device manager when a leg fails, to tell remote legs ({@code nbd}) from
+     * local ones. Not a DS reference: the manager references every target factory, so a reference
+     * back makes a cycle SCR reports at every start.
+     */
+    private volatile BundleContext context;
+
+    @Activate
+    void activate(BundleContext bundleContext) {
+        this.context = bundleContext;
+    }
+
+    @Deactivate
+    void deactivate() {
+        this.context = null;
+    }
 
     @Override
     public String usage() {
@@ -66,6 +87,11 @@ public class MirrorFactory implements TargetFactory {
         }
         RegionLog log = s.coreLog() ? new CoreLog()
                 : new DiskLog(s.logDevice(), context.lowerDevice(s.logDevice()), LogHeader.legsId(ids));
-        return MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
+        MirrorTarget m = MirrorTarget.open(context.deviceName(), s.legs(), legs, log, s.regionSize(), s.options());
+        BundleContext c = this.context;
+        if (c != null) {
+            m.autoRecover(RemoteLegs.lookup(c, s.legs()), RemoteLegs.PROBE_INTERVAL_MS);
+        }
+        return m;
     }
 }

@@ -67,6 +67,26 @@ public final class Devices {
         }
     }
 
+    /** A device as a target of another type (a non-mirror device for the commands' tests). */
+    public static final class PlainTarget extends ForwardingBlockDevice implements dev.strata.api.Target {
+        private final String type;
+
+        public PlainTarget(String type, BlockDevice lower) {
+            super(lower);
+            this.type = type;
+        }
+
+        @Override
+        public String type() {
+            return type;
+        }
+
+        @Override
+        public java.util.Map<String, String> status() {
+            return java.util.Map.of();
+        }
+    }
+
     /** Runs before a write reaches the device. */
     @FunctionalInterface
     public interface IoHook {

@@ -21,9 +21,15 @@ import javax.net.ssl.TrustManagerFactory;
  * @param alice       a client directory with a client certificate CN=alice signed by the CA
  * @param mallory     the same for CN=mallory
  * @param strangerAlice  a client certificate CN=alice signed by the unrelated CA
+ * @param expired     server credentials whose certificate (signed by the CA) expired in 2020
+ * @param expiredAlice  a client certificate CN=alice signed by the CA that expired in 2020
  */
 public record Certs(Path server, Path client, Path wrongCa, Path selfSigned, Path alice, Path mallory,
-        Path strangerAlice) {
+        Path strangerAlice, Path expired, Path expiredAlice) {
+    /** certtool template lines for a certificate that was valid only in 2019. */
+    private static final String LONG_AGO = "activation_date = \"2019-01-01 00:00:00 UTC\"\n"
+            + "expiration_date = \"2020-01-01 00:00:00 UTC\"\n";
+
 
     public static Certs make(Path dir) throws IOException, InterruptedException {
         Tools.require("certtool", "gnutls-bin");
@@ -59,17 +65,31 @@ public record Certs(Path server, Path client, Path wrongCa, Path selfSigned, Pat
         Path alice = clientCert(dir, work, "alice", "ca");
         Path mallory = clientCert(dir, work, "mallory", "ca");
         Path stranger = clientCert(dir, work, "alice", "other-ca");
-        return new Certs(server, client, wrongCa, selfSigned, alice, mallory, stranger);
+        Path expired = Files.createDirectories(dir.resolve("expired"));
+        key(expired.resolve("server-key.pem"));
+        Path expiredInfo = Files.writeString(work.resolve("expired.info"), "cn = localhost\ndns_name = localhost\n"
+                + "ip_address = 127.0.0.1\ntls_www_server\nencryption_key\nsigning_key\n" + LONG_AGO);
+        Tools.ok(work, "certtool", "--generate-certificate", "--load-ca-certificate", "ca-cert.pem",
+                "--load-ca-privkey", "ca-key.pem", "--load-privkey", expired.resolve("server-key.pem").toString(),
+                "--template", expiredInfo.toString(), "--outfile", expired.resolve("server-cert.pem").toString());
+        Files.copy(work.resolve("ca-cert.pem"), expired.resolve("ca-cert.pem"));
+        Path expiredAlice = clientCert(dir.resolve("expired-client"), work, "alice", "ca", LONG_AGO);
+        return new Certs(server, client, wrongCa, selfSigned, alice, mallory, stranger, expired, expiredAlice);
     }
 
     /** libnbd's client layout: ca-cert.pem (the server's CA), client-cert.pem, client-key.pem. */
     private static Path clientCert(Path dir, Path work, String cn, String signer)
             throws IOException, InterruptedException {
+        return clientCert(dir, work, cn, signer, "expiration_days = 2\n");
+    }
+
+    private static Path clientCert(Path dir, Path work, String cn, String signer, String validity)
+            throws IOException, InterruptedException {
         Path d = Files.createDirectories(dir.resolve(cn + "-by-" + signer));
         Files.copy(work.resolve("ca-cert.pem"), d.resolve("ca-cert.pem"));
         key(d.resolve("client-key.pem"));
         Path info = Files.writeString(work.resolve(cn + "-" + signer + ".info"),
-                "cn = " + cn + "\norganization = Strata tests\ntls_www_client\nencryption_key\nsigning_key\nexpiration_days = 2\n");
+                "cn = " + cn + "\norganization = Strata tests\ntls_www_client\nencryption_key\nsigning_key\n" + validity);
         Tools.ok(work, "certtool", "--generate-certificate", "--load-ca-certificate", signer + "-cert.pem",
                 "--load-ca-privkey", signer + "-key.pem", "--load-privkey", d.resolve("client-key.pem").toString(),
                 "--template", info.toString(), "--outfile", d.resolve("client-cert.pem").toString());

@@ -14,7 +14,8 @@ import dev.strata.api.CacheMode;
  *
  * <p>Word kinds: {@code DEVICE} an existing device, {@code NEW} a new name (nothing to offer),
  * {@code TYPE} a target type, {@code KEY} a tunable of the device given before it,
- * {@code KEY=VALUE…} the arguments of the type given before them, {@code MODE} a cache mode;
+ * {@code KEY=VALUE…} the arguments of the type given before them, {@code MODE} a cache mode,
+ * {@code MIRROR} an existing device of type {@code mirror}, {@code LEG} a leg of the mirror given before it;
  * anything else is free text. {@code [--flag]} words are the flags the command parses itself.
  */
 final class CommandWords {
@@ -71,6 +72,11 @@ final class CommandWords {
             Map.entry("nbd:export", "DEVICE"),
             Map.entry("nbd:exports", ""),
             Map.entry("nbd:unexport", "EXPORT"),
+            // --all comes from mirror:resync's own option
+            Map.entry("mirror:status", "MIRROR"),
+            Map.entry("mirror:resync", "MIRROR"),
+            Map.entry("mirror:recover", "MIRROR LEG"),
+            Map.entry("mirror:fail", "MIRROR LEG"),
             Map.entry("feature:list", ""),
             Map.entry("feature:install", "FEATURE…"),
             Map.entry("feature:uninstall", "FEATURE"));

@@ -77,6 +77,9 @@ final class ConsoleCompleter implements Completer {
             if (syntax != null) {
                 kind = syntax.kindAt(positional.size());
                 device = syntax.wordOf("DEVICE", positional);
+                if (device == null) {
+                    device = syntax.wordOf("MIRROR", positional);
+                }
                 type = syntax.wordOf("TYPE", positional);
             } else {
                 kind = guessedKind(command, positional.size());
@@ -88,6 +91,8 @@ final class ConsoleCompleter implements Completer {
             }
             switch (kind) {
                 case "DEVICE" -> deviceNames("", candidates);
+                case "MIRROR" -> devicesOfType("mirror", candidates);
+                case "LEG" -> legs(device, candidates);
                 case "TYPE" -> targetTypes(candidates);
                 case "KEY" -> tunableKeys(device, candidates);
                 case "KEY=VALUE…" -> keyValues(type, current, candidates);
@@ -169,6 +174,44 @@ final class ConsoleCompleter implements Completer {
         for (DeviceInfo d : dm.list()) {
             candidates.add(new Candidate(prefix + d.name(), d.name(), "devices", d.type(), null, null, true));
         }
+    }
+
+    private void devicesOfType(String type, List<Candidate> candidates) {
+        DeviceManager dm = devices.get();
+        if (dm == null) {
+            return;
+        }
+        for (DeviceInfo d : dm.list()) {
+            if (type.equals(d.type())) {
+                candidates.add(new Candidate(d.name(), d.name(), "devices", d.type(), null, null, true));
+            }
+        }
+    }
+
+    /** The legs of a mirror: its {@code leg.NAME} status keys, described by their state. */
+    private void legs(String mirror, List<Candidate> candidates) {
+        DeviceManager dm = devices.get();
+        if (dm == null || mirror == null) {
+            return;
+        }
+        try {
+            for (Map.Entry<String, String> e : legsOf(dm.status(mirror)).entrySet()) {
+                candidates.add(new Candidate(e.getKey(), e.getKey(), "legs", e.getValue(), null, null, true));
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // no such device or no target now: nothing to offer
+        }
+    }
+
+    /** {@code leg.NAME=state} status keys as NAME → state, in order. */
+    static Map<String, String> legsOf(Map<String, String> status) {
+        Map<String, String> out = new LinkedHashMap<>();
+        status.forEach((k, v) -> {
+            if (k.startsWith("leg.")) {
+                out.put(k.substring(4), v);
+            }
+        });
+        return out;
     }
 
     private void targetTypes(List<Candidate> candidates) {

@@ -77,6 +77,15 @@ class ShellPartsTest {
                 "cache:set", "cache:writeback", "cache:detach", "cache:attach", "nbd:export")) {
             assertEquals("DEVICE", CommandWords.of(c).kindAt(0), c);
         }
+        assertEquals("MIRROR", CommandWords.of("mirror:status").kindAt(0));
+        assertEquals("MIRROR", CommandWords.of("mirror:resync").kindAt(0));
+        for (String c : List.of("mirror:recover", "mirror:fail")) {
+            CommandWords.Syntax s = CommandWords.of(c);
+            assertEquals("MIRROR", s.kindAt(0), c);
+            assertEquals("LEG", s.kindAt(1), c);
+            assertNull(s.kindAt(2), c);
+            assertEquals("m0", s.wordOf("MIRROR", List.of("m0")), c);
+        }
         assertNull(CommandWords.of("felix:lb"));
     }
 
@@ -99,6 +108,18 @@ class ShellPartsTest {
         assertEquals("DEV", keys.get("backing"));
         assertEquals(List.of("path", "size", "create"),
                 List.copyOf(ConsoleCompleter.usageKeys("file path=FILE [size=SIZE] [create=false]  — a regular file; create=true creates it").keySet()));
+    }
+
+    @Test
+    void legsComeFromTheMirrorsLegStatusKeys() {
+        Map<String, String> status = new java.util.LinkedHashMap<>();
+        status.put("state", "active");
+        status.put("leg.a", "in_sync");
+        status.put("legs", "x");
+        status.put("leg.b", "out_of_sync");
+        status.put("reads.a", "3");
+        assertEquals(Map.of("a", "in_sync", "b", "out_of_sync"), ConsoleCompleter.legsOf(status));
+        assertEquals(List.of("a", "b"), List.copyOf(ConsoleCompleter.legsOf(status).keySet()));
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.driver.file.internal.FileTargetFactory;
 import dev.strata.tools.internal.format.CacheFormat;
 import dev.strata.tools.internal.format.Formats;
+import dev.strata.tools.internal.format.Hints;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -18,7 +19,8 @@ import java.util.Map;
  * fine, 1 the device has problems or the command could not do its job, 2 bad input (one line).
  */
 public final class Main {
-    static final String USAGE = "usage: strata-tool check|dump [--json]|repair CACHE_FILE | writeback CACHE_FILE BACKING_FILE"
+    static final String USAGE = "usage: strata-tool check|dump [--json] CACHE_FILE | repair CACHE_FILE [BACKING_FILE]"
+            + " [--backing-size=BYTES] [--block-size=512|4096|…] | writeback CACHE_FILE BACKING_FILE"
             + "  [--type=writeboost|writecache|readcache|mirror-log]";
 
     private Main() {
@@ -41,9 +43,15 @@ public final class Main {
             List<String> pos = new ArrayList<>();
             boolean json = false;
             String type = null;
+            long backingSize = 0;
+            int blockSize = 0;
             for (String a : args) {
                 if (a.equals("--json")) {
                     json = true;
+                } else if (a.startsWith("--backing-size=")) {
+                    backingSize = number(a, "--backing-size=", Long.MAX_VALUE);
+                } else if (a.startsWith("--block-size=")) {
+                    blockSize = (int) number(a, "--block-size=", 1 << 20);
                 } else if (a.startsWith("--type=")) {
                     type = a.substring("--type=".length());
                 } else if (a.startsWith("-")) {
@@ -61,6 +69,12 @@ public final class Main {
                 case "writeback" -> 3;
                 default -> throw new BadInput("unknown command '" + cmd + "'; " + USAGE);
             };
+            if (cmd.equals("repair") && pos.size() == 3) {
+                want = 3; // repair CACHE BACKING: the backing file only tells its size
+            }
+            if ((backingSize != 0 || blockSize != 0) && !cmd.equals("repair")) {
+                throw new BadInput("--backing-size and --block-size go with repair only; " + USAGE);
+            }
             if (pos.size() != want) {
                 throw new BadInput(cmd + " takes " + (want == 2 ? "one device file" : "a cache device file and a backing device file")
                         + "; " + USAGE);
@@ -69,6 +83,15 @@ public final class Main {
                 throw new BadInput("--json goes with dump only; " + USAGE);
             }
             BlockDevice cache = openFile(pos.get(1), "cache", open);
+            if (cmd.equals("repair") && pos.size() == 3) {
+                long given = openFile(pos.get(2), "backing", open).size();
+                if (backingSize != 0 && backingSize != given) {
+                    throw new BadInput("--backing-size=" + backingSize + " differs from the backing device file's size " + given
+                            + "; give one of them");
+                }
+                backingSize = given;
+            }
+            Hints hints = new Hints(backingSize, blockSize);
             CacheFormat format;
             if (type != null) {
                 format = Formats.named(type);
@@ -76,16 +99,16 @@ public final class Main {
                     throw new BadInput("unknown --type '" + type + "'; use writeboost, writecache, readcache or mirror-log");
                 }
             } else {
-                format = Formats.detect(cache);
+                format = Formats.detect(cache, hints);
                 if (format == null) {
                     throw new BadInput(pos.get(1) + " holds no Strata cache the tool can read (no writeboost, writecache or "
-                            + "readcache superblock); name the format with --type= if it is damaged beyond one byte");
+                            + "readcache superblock, no mirror log header); name the format with --type= if its superblock is damaged");
                 }
             }
             return switch (cmd) {
                 case "check" -> Tool.check(format, cache, out);
                 case "dump" -> Tool.dump(format, cache, json, out);
-                case "repair" -> Tool.repair(format, cache, out);
+                case "repair" -> Tool.repair(format, cache, hints, out);
                 default -> Tool.writeback(format, cache, openFile(pos.get(2), "backing", open), out);
             };
         } catch (BadInput e) {
@@ -108,6 +131,19 @@ public final class Main {
                     err.println("strata-tool: closing a device failed: " + e.getMessage());
                 }
             }
+        }
+    }
+
+    private static long number(String arg, String prefix, long max) throws BadInput {
+        try {
+            long v = Long.parseLong(arg.substring(prefix.length()));
+            if (v <= 0 || v > max) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new BadInput(prefix.substring(0, prefix.length() - 1) + " takes a positive whole number of bytes, not '"
+                    + arg.substring(prefix.length()) + "'");
         }
     }
 

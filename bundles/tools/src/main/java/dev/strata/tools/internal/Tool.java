@@ -5,6 +5,7 @@ import dev.strata.api.CacheTarget;
 import dev.strata.api.Target;
 import dev.strata.tools.internal.format.CacheFormat;
 import dev.strata.tools.internal.format.Findings;
+import dev.strata.tools.internal.format.Hints;
 import dev.strata.tools.internal.format.Tree;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -34,7 +35,12 @@ public final class Tool {
     }
 
     public static int repair(CacheFormat format, BlockDevice cache, PrintStream out) throws IOException {
-        Findings f = format.scan(cache);
+        return repair(format, cache, Hints.NONE, out);
+    }
+
+    /** Repairs with what the operator said about how the device was built (for a superblock that must be rebuilt). */
+    public static int repair(CacheFormat format, BlockDevice cache, Hints hints, PrintStream out) throws IOException {
+        Findings f = format.scan(cache, hints);
         if (f.unrepairable() != null) {
             out.println("cannot repair: " + f.unrepairable() + "; nothing was written");
             return 1;

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
@@ -23,8 +24,15 @@ final class Images {
     private Images() {
     }
 
-    /** A cache and its backing device, as images (durable contents). */
-    record Pair(byte[] cache, byte[] backing) {
+    /**
+     * A cache and its backing device, as images (durable contents), and the model: every value
+     * each 4 KiB block was written with, in order (a block never written held zeroes).
+     */
+    record Pair(byte[] cache, byte[] backing, Map<Long, List<byte[]>> history) {
+        Pair(byte[] cache, byte[] backing) {
+            this(cache, backing, Map.of());
+        }
+
         CrashableDevice cacheDevice() {
             return CrashableDevice.ofImage("cache", cache, 512);
         }
@@ -59,9 +67,11 @@ final class Images {
         Random r = new Random(seed);
         Target t = open(f, cache, backing, "format=true");
         byte[] buf = new byte[4096];
+        Map<Long, List<byte[]>> history = new java.util.HashMap<>();
         for (int i = 0; i < writes; i++) {
             long block = r.nextInt((int) (BACKING / 4096));
             r.nextBytes(buf);
+            history.computeIfAbsent(block, k -> new java.util.ArrayList<>()).add(buf.clone());
             t.write(block * 4096, ByteBuffer.wrap(buf), 0);
             if (i % 10 == 9) {
                 t.flush();
@@ -73,17 +83,20 @@ final class Images {
         if (close) {
             t.flush();
             t.close();
-            return new Pair(cache.durableImage(), backing.durableImage());
+            return new Pair(cache.durableImage(), backing.durableImage(), history);
         }
-        Pair p = new Pair(cache.crashImage(mode, r), backing.crashImage(mode, r));
+        Pair p = new Pair(cache.crashImage(mode, r), backing.crashImage(mode, r), history);
         t.close(); // after the images were taken: what it writes now does not count
         return p;
     }
 
     /** Everything the cache over these images reads as (the target opened, read, closed). */
     static byte[] contents(CacheFormat f, Pair p) throws IOException {
-        CrashableDevice cache = p.cacheDevice();
-        CrashableDevice backing = p.backingDevice();
+        return contents(f, new ImageDevice(p.cache().clone()), new ImageDevice(p.backing().clone()));
+    }
+
+    /** Everything the cache over these devices reads as. */
+    static byte[] contents(CacheFormat f, BlockDevice cache, BlockDevice backing) throws IOException {
         Target t = open(f, cache, backing, "");
         try {
             ByteBuffer all = ByteBuffer.allocate((int) t.size());

@@ -64,6 +64,31 @@ class MainTest {
     }
 
     @Test
+    void aZeroedSuperblockIsRebuiltWithTheBackingFile() throws Exception {
+        Images.Pair p = Images.make(new WritecacheFormat(), 4, 40, false, dev.strata.testsupport.crash.CrashMode.DROP_ALL);
+        Path cache = dir.resolve("cache.img");
+        Path backing = dir.resolve("backing.img");
+        byte[] damaged = p.cache().clone();
+        java.util.Arrays.fill(damaged, 0, 4096, (byte) 0);
+        Files.write(cache, damaged);
+        Files.write(backing, p.backing());
+        Out refused = main("repair", cache.toString());
+        assertEquals(1, refused.status(), refused.out() + refused.err());
+        assertEquals(1, refused.out().lines().count(), refused.out());
+        assertTrue(refused.out().contains("pass the backing device file (strata-tool repair CACHE BACKING) or its size"), refused.out());
+        assertTrue(java.util.Arrays.equals(damaged, Files.readAllBytes(cache)), "nothing was written");
+        Out bad = main("repair", cache.toString(), backing.toString(), "--backing-size=4096");
+        assertEquals(2, bad.status(), bad.err());
+        assertTrue(bad.err().contains("differs from the backing device file's size"), bad.err());
+        Out repair = main("repair", cache.toString(), backing.toString());
+        assertEquals(0, repair.status(), repair.out() + repair.err());
+        assertTrue(repair.out().contains("repaired: superblock rebuilt: block size 4096"), repair.out());
+        assertEquals(0, main("check", cache.toString()).status());
+        assertTrue(java.util.Arrays.equals(Images.contents(new WritecacheFormat(), p),
+                Images.contents(new WritecacheFormat(), new Images.Pair(Files.readAllBytes(cache), p.backing()))));
+    }
+
+    @Test
     void badInputIsOneLineAndExitTwo() throws Exception {
         Path zeros = dir.resolve("zeros.img");
         Files.write(zeros, new byte[1 << 20]);
@@ -77,6 +102,8 @@ class MainTest {
             {"check", "--frobnicate", zeros.toString()},
             {"check", "--type=bcache", zeros.toString()},
             {"check", zeros.toString()},
+            {"repair", zeros.toString(), "--backing-size=lots"},
+            {"check", "--block-size=4096", zeros.toString()},
         };
         for (String[] c : cases) {
             Out o = main(c);

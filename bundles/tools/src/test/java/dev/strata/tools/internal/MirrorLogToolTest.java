@@ -98,4 +98,47 @@ class MirrorLogToolTest {
         assertEquals(List.of(), missed, "damaged header bytes not detected");
         assertTrue(repaired > 10, "repaired " + repaired);
     }
+
+    /**
+     * Multi-byte damage of the headers: random runs and zeroed sectors in one copy, then both. One
+     * copy damaged: the log still opens in the real mirror (the other copy, as for a torn write) and
+     * repair leaves it clean. Both copies unreadable: repair refuses with one line and writes nothing.
+     */
+    @Test
+    void multiByteHeaderDamage() throws Exception {
+        byte[] image = make(3, true, null);
+        Random r = new Random(7);
+        for (int c = 0; c < 24; c++) {
+            byte[] img = image.clone();
+            int copy = c % 2 == 0 ? 0 : 4096;
+            if (c % 3 == 0) {
+                int sector = copy + 512 * r.nextInt(8);
+                java.util.Arrays.fill(img, sector, sector + 512, (byte) 0);
+            } else {
+                int n = 2 + r.nextInt(60);
+                int at = copy + r.nextInt(4096 - n);
+                for (int i = 0; i < n; i++) {
+                    img[at + i] = (byte) r.nextInt(256);
+                }
+            }
+            CrashableDevice log = CrashableDevice.ofImage("log0", img, 512);
+            Images.Run repair = Images.run(out -> Tool.repair(format, log, out));
+            assertEquals(0, repair.status(), "case " + c + ": " + repair.out());
+            assertEquals(0, Images.run(out -> Tool.check(format, log, out)).status(), "case " + c);
+            CrashableDevice l0 = new CrashableDevice("l0", 4L << 20, 512);
+            CrashableDevice l1 = new CrashableDevice("l1", 4L << 20, 512);
+            Target t = new MirrorFactory().create(new Context("m0", Map.of("legs", "l0,l1", "region_size", "64k",
+                    "log", "disk:log0"), Map.of("l0", l0, "l1", l1, "log0", log)));
+            t.close();
+        }
+        byte[] both = image.clone();
+        java.util.Arrays.fill(both, 12, 40, (byte) 0x5A); // the fields, in both copies
+        java.util.Arrays.fill(both, 4096 + 12, 4096 + 40, (byte) 0x5A);
+        CrashableDevice log = CrashableDevice.ofImage("log0", both, 512);
+        Images.Run refused = Images.run(out -> Tool.repair(format, log, out));
+        assertEquals(1, refused.status(), refused.out());
+        assertEquals(1, refused.out().lines().count(), refused.out());
+        assertTrue(refused.out().contains("zero the log device's first 8 KiB"), refused.out());
+        assertArrayEquals(both, log.durableImage(), "nothing was written");
+    }
 }

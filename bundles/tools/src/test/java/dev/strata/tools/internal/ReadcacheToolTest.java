@@ -13,19 +13,14 @@ class ReadcacheToolTest extends FormatToolContract {
         return new ReadcacheFormat();
     }
 
-    /** The superblock's fields (its zero tail sampled) and every slot entry. */
+    /** The superblock (its zero tail included) and every slot entry. */
     @Override
-    List<Long> metadataBytes(Images.Pair p) throws Exception {
+    List<long[]> structures(Images.Pair p) throws Exception {
         Superblock sb = Superblock.decode(ByteBuffer.wrap(p.cache(), 0, 4096).slice());
-        List<Long> out = new ArrayList<>();
-        for (long i = 0; i < 4096; i += i < 192 ? 1 : 61) {
-            out.add(i);
-        }
+        List<long[]> out = new ArrayList<>();
+        out.add(new long[] {0, 4096});
         for (long s = 0; s < sb.slots(); s++) {
-            long at = sb.layout().metaOffset(s / 256) + 16 * (s % 256);
-            for (int k = 0; k < 16; k++) {
-                out.add(at + k);
-            }
+            out.add(new long[] {sb.layout().metaOffset(s / 256) + 16 * (s % 256), 16});
         }
         return out;
     }

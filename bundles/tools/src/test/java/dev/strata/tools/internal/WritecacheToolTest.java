@@ -13,17 +13,14 @@ class WritecacheToolTest extends FormatToolContract {
         return new WritecacheFormat();
     }
 
-    /** The superblock's first sector (the rest is zero, covered by its CRC: sampled) and every metadata sector. */
+    /** The superblock (its zero tail included) and every metadata sector. */
     @Override
-    List<Long> metadataBytes(Images.Pair p) throws Exception {
+    List<long[]> structures(Images.Pair p) throws Exception {
         Superblock sb = Superblock.decode(ByteBuffer.wrap(p.cache(), 0, 4096).slice());
-        List<Long> out = new ArrayList<>();
-        for (long i = 0; i < 4096; i += i < 512 ? 1 : 61) {
-            out.add(i);
-        }
-        long end = sb.layout().dataOffset();
-        for (long i = 4096; i < 4096 + 512 * sb.layout().metadataSectors() && i < end; i++) {
-            out.add(i);
+        List<long[]> out = new ArrayList<>();
+        out.add(new long[] {0, 4096});
+        for (long i = 0; i < sb.layout().metadataSectors(); i++) {
+            out.add(new long[] {4096 + 512 * i, 512});
         }
         return out;
     }

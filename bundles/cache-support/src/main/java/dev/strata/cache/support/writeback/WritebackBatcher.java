@@ -2,8 +2,13 @@ package dev.strata.cache.support.writeback;
 
 import dev.strata.cache.support.buffer.Buffers;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Writes one batch of dirty blocks to the backing device: sorted by backing offset, adjacent full
@@ -17,8 +22,19 @@ import java.util.Arrays;
  * not a cap elsewhere that happens to keep it correct). Arrays are kept between batches and grown
  * when needed: no allocation per batch once warm. One instance per writeback task (not
  * thread-safe).
+ *
+ * <p>With {@code inFlight > 1} the runs are submitted in backing order to a small pool owned by
+ * the batcher, at most {@code inFlight} at a time, so that a real disk's queue can merge them and
+ * its head moves forward; {@link #write} returns only when all have ended (the caller's backing
+ * flush then covers every one of them). The first failure stops further submissions and is
+ * thrown once the in-flight runs have ended. Each slot has its own staging buffer and the pool's
+ * queue is an array: nothing is allocated per run beyond the buffer view that the sequential path
+ * makes too. The pool's threads are daemons that end when idle, and {@link #close} ends them.
  */
-public final class WritebackBatcher {
+public final class WritebackBatcher implements AutoCloseable {
+    /** Runs in flight that the caches use: enough for a disk queue to merge and reorder. */
+    public static final int IN_FLIGHT = 4;
+
     /** Where the batch goes: the backing device. */
     @FunctionalInterface
     public interface Backing {
@@ -33,6 +49,43 @@ public final class WritebackBatcher {
     private final boolean sorted;
     private final ByteBuffer stage;
     private long[] order = new long[0];
+    private final ThreadPoolExecutor pool;
+    private final Slot[] slots;
+    private final ArrayBlockingQueue<Slot> free;
+    private volatile Throwable failure;
+
+    /** One run in flight: its target, its data view, its own staging buffer. */
+    private final class Slot implements Runnable {
+        final ByteBuffer stage;
+        Backing backing;
+        long at;
+        ByteBuffer src;
+
+        Slot(ByteBuffer stage) {
+            this.stage = stage;
+        }
+
+        @Override
+        public void run() {
+            try {
+                if (failure == null) {
+                    backing.write(at, src);
+                }
+            } catch (Throwable e) {
+                fail(e);
+            } finally {
+                src = null;
+                backing = null;
+                free.add(this);
+            }
+        }
+    }
+
+    private synchronized void fail(Throwable e) {
+        if (failure == null) {
+            failure = e;
+        }
+    }
 
     /**
      * @param blockSize    the cache block size (512 to 8192, a power of two)
@@ -41,6 +94,14 @@ public final class WritebackBatcher {
      *                     the benchmark's baseline)
      */
     public WritebackBatcher(int blockSize, int maxRunBlocks, boolean sorted) {
+        this(blockSize, maxRunBlocks, sorted, 1);
+    }
+
+    /**
+     * @param inFlight most runs written at the same time (1: one after another in the calling
+     *                 thread, no pool)
+     */
+    public WritebackBatcher(int blockSize, int maxRunBlocks, boolean sorted, int inFlight) {
         if (blockSize < SECTOR || blockSize > 8192 || Integer.bitCount(blockSize) != 1) {
             throw new IllegalArgumentException("block size " + blockSize + " is not a power of two from 512 to 8192");
         }
@@ -52,7 +113,45 @@ public final class WritebackBatcher {
         this.full = (1 << sectors) - 1;
         this.maxRun = maxRunBlocks;
         this.sorted = sorted;
-        this.stage = sorted ? Buffers.aligned(maxRunBlocks * blockSize) : null;
+        if (inFlight < 1 || inFlight > 64) {
+            throw new IllegalArgumentException("inFlight " + inFlight + " is not 1 to 64");
+        }
+        if (inFlight == 1) {
+            this.stage = sorted ? Buffers.aligned(maxRunBlocks * blockSize) : null;
+            this.pool = null;
+            this.slots = null;
+            this.free = null;
+        } else {
+            this.stage = null;
+            this.slots = new Slot[inFlight];
+            this.free = new ArrayBlockingQueue<>(inFlight);
+            for (int i = 0; i < inFlight; i++) {
+                slots[i] = new Slot(sorted ? Buffers.aligned(maxRunBlocks * blockSize) : null);
+                free.add(slots[i]);
+            }
+            // at most inFlight tasks are ever outstanding, so an array queue of that size never
+            // rejects and never allocates a node per task
+            this.pool = new ThreadPoolExecutor(inFlight, inFlight, 10, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(inFlight), r -> {
+                        Thread t = new Thread(r, "strata-writeback-io");
+                        t.setDaemon(true);
+                        return t;
+                    });
+            pool.allowCoreThreadTimeOut(true);
+        }
+    }
+
+    /** Ends the pool's threads (a batch in progress still waits for its runs). */
+    @Override
+    public void close() {
+        if (pool != null) {
+            pool.shutdown();
+        }
+    }
+
+    /** Whether a run of the batch in progress has failed (tests wait for it). */
+    boolean failed() {
+        return failure != null;
     }
 
     /** The valid bits of a block all of whose sectors are valid. */
@@ -94,9 +193,35 @@ public final class WritebackBatcher {
             Arrays.sort(order, 0, count);
         }
         long mask = (1L << shift) - 1;
+        if (pool == null) {
+            return runs(count, blocks, valid, data, backing, mask);
+        }
+        failure = null;
+        int writes;
+        try {
+            writes = runs(count, blocks, valid, data, backing, mask);
+        } finally {
+            awaitAll();
+        }
+        Throwable f = failure;
+        failure = null;
+        if (f instanceof IOException e) {
+            throw e;
+        }
+        if (f instanceof RuntimeException e) {
+            throw e;
+        }
+        if (f instanceof Error e) {
+            throw e;
+        }
+        return writes;
+    }
+
+    private int runs(int count, long[] blocks, int[] valid, ByteBuffer data, Backing backing, long mask)
+            throws IOException {
         int writes = 0;
         int k = 0;
-        while (k < count) {
+        while (k < count && failure == null) {
             int idx = (int) (order[k] & mask);
             if (valid[idx] == 0) {
                 k++;
@@ -116,15 +241,22 @@ public final class WritebackBatcher {
                 run++;
             }
             long at = blocks[idx] * blockSize;
+            Slot slot = pool == null ? null : take();
+            if (slot == null && pool != null) {
+                break;
+            }
+            ByteBuffer st = slot == null ? stage : slot.stage;
+            ByteBuffer src;
             if (run == 1) {
-                backing.write(at, data.duplicate().limit((idx + 1) * blockSize).position(idx * blockSize));
+                src = data.duplicate().limit((idx + 1) * blockSize).position(idx * blockSize);
             } else {
                 for (int r = 0; r < run; r++) {
                     int nx = (int) (order[k + r] & mask);
-                    stage.put(r * blockSize, data, nx * blockSize, blockSize);
+                    st.put(r * blockSize, data, nx * blockSize, blockSize);
                 }
-                backing.write(at, stage.duplicate().position(0).limit(run * blockSize));
+                src = st.duplicate().position(0).limit(run * blockSize);
             }
+            issue(slot, at, src, backing);
             writes++;
             k += run;
         }
@@ -145,11 +277,74 @@ public final class WritebackBatcher {
             while (e + 1 < sectors && (bits & (1 << (e + 1))) != 0) {
                 e++;
             }
-            backing.write(block * blockSize + (long) s * SECTOR,
-                    data.duplicate().limit(base + (e + 1) * SECTOR).position(base + s * SECTOR));
+            Slot slot = pool == null ? null : take();
+            if (slot == null && pool != null) {
+                return writes;
+            }
+            issue(slot, block * blockSize + (long) s * SECTOR,
+                    data.duplicate().limit(base + (e + 1) * SECTOR).position(base + s * SECTOR), backing);
             writes++;
             s = e + 1;
         }
         return writes;
+    }
+
+    /** Writes now (sequential), or hands the run to the pool. */
+    private void issue(Slot slot, long at, ByteBuffer src, Backing backing) throws IOException {
+        if (slot == null) {
+            backing.write(at, src);
+            return;
+        }
+        slot.at = at;
+        slot.src = src;
+        slot.backing = backing;
+        try {
+            pool.execute(slot);
+        } catch (RejectedExecutionException e) {
+            slot.src = null;
+            slot.backing = null;
+            free.add(slot);
+            fail(new IOException("writeback is closed"));
+        }
+    }
+
+    /** A free slot, or null when a run has failed (no more are submitted). */
+    private Slot take() throws IOException {
+        if (failure != null) {
+            return null;
+        }
+        Slot s;
+        try {
+            s = free.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(new InterruptedIOException("writeback interrupted"));
+            return null;
+        }
+        if (failure != null) {
+            free.add(s);
+            return null;
+        }
+        return s;
+    }
+
+    /** Waits until every slot is free again, i.e. every submitted run has ended. */
+    private void awaitAll() {
+        boolean interrupted = false;
+        int got = 0;
+        while (got < slots.length) {
+            try {
+                free.take();
+                got++;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        for (Slot s : slots) {
+            free.add(s);
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

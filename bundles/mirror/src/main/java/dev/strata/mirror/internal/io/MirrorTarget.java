@@ -69,6 +69,7 @@ public final class MirrorTarget implements Target {
     private final String[] lastError;
     private volatile ReadPolicy readPolicy;
     private volatile long legFailures;
+    private volatile LegProber prober;
 
     private MirrorTarget(String name, List<String> legNames, List<BlockDevice> legDevices, RegionLog log, long regionSize,
             Options options) throws IOException {
@@ -418,6 +419,38 @@ public final class MirrorTarget implements Target {
         }
     }
 
+    /** Copies {@code regions} again from the first in-sync leg ({@code mirror:resync}), in the background. */
+    private void resync(BitSet regions) {
+        resync.add(regions);
+        if (daemon != null) {
+            daemon.wake();
+        }
+    }
+
+    /**
+     * Recovers the legs {@code remote} names by themselves once they can be read again (remote
+     * legs, whose nbd target reconnects); see {@link LegProber}. Manual mirrors (tests) get a
+     * prober without a thread, driven by {@link #proberRunOnce}.
+     */
+    public void autoRecover(java.util.function.IntPredicate remote, long intervalMillis) {
+        if (prober != null) {
+            return;
+        }
+        LegProber p = new LegProber(name, legs, remote, intervalMillis, this::recover, blockSize);
+        prober = p;
+        if (daemon != null) {
+            p.start();
+        } else {
+            p.survey();
+        }
+    }
+
+    /** One round of the prober (tests); returns the legs it recovered. */
+    public int proberRunOnce(long nowMillis) {
+        LegProber p = prober;
+        return p == null ? 0 : p.runOnce(nowMillis);
+    }
+
     /** A clear-only commit if clears have waited long enough (the daemon calls this). */
     public boolean clearerRunOnce() throws IOException {
         return tracker.clearerRunOnce();
@@ -437,6 +470,10 @@ public final class MirrorTarget implements Target {
 
     @Override
     public void close() throws IOException {
+        LegProber p = prober;
+        if (p != null) {
+            p.stop();
+        }
         if (daemon != null) {
             daemon.stop();
         }
@@ -468,8 +505,10 @@ public final class MirrorTarget implements Target {
             }
             case "clear_delay" -> tracker.clearDelayNanos(MirrorSettings.clearDelayMillis(value) * 1_000_000L);
             case "integrated_flush" -> tracker.integrated(MirrorSettings.integratedFlush(value));
+            case "resync" -> resync(ResyncRequest.regions(value, tracker));
             default -> throw new InvalidArgumentException("mirror: no tunable or action '" + key
-                    + "'; use recover=LEG, fail=LEG, read_policy=round_robin|least_loaded, clear_delay=MS or integrated_flush=true|false");
+                    + "'; use recover=LEG, fail=LEG, resync=dirty|all, read_policy=round_robin|least_loaded, clear_delay=MS"
+                    + " or integrated_flush=true|false");
         }
     }
 
@@ -504,6 +543,11 @@ public final class MirrorTarget implements Target {
             m.put("reads." + legs.name(i), Long.toString(legs.reads(i)));
         }
         m.put("leg_failures", Long.toString(legFailures));
+        LegProber p = prober;
+        if (p != null && !p.describe().isEmpty()) {
+            m.put("auto_recover", p.describe());
+            m.put("auto_recoveries", Long.toString(p.recoveries()));
+        }
         m.put("dirty_regions", Integer.toString(tracker.dirtyRegions()));
         m.put("pending_clears", Integer.toString(tracker.pendingClears()));
         m.put("resync_pending", Integer.toString(resync.pending()));

@@ -19,6 +19,8 @@ final class Resync {
     private final long size;
     private final long regionSize;
     private final BitSet needed = new BitSet();
+    /** {@code needed} is empty: read without the lock by every request (the common case costs no monitor). */
+    private volatile boolean idle = true;
     private long total;
     private long done;
     private long bytes;
@@ -43,16 +45,27 @@ final class Resync {
         fresh.andNot(needed);
         total += fresh.cardinality();
         needed.or(regions);
+        idle = needed.isEmpty();
         cursor = 0;
     }
 
-    synchronized boolean needs(int r) {
-        return needed.get(r);
+    boolean needs(int r) {
+        if (idle) {
+            return false;
+        }
+        synchronized (this) {
+            return needed.get(r);
+        }
     }
 
-    synchronized boolean anyNeeded(int first, int last) {
-        int n = needed.nextSetBit(first);
-        return n >= 0 && n <= last;
+    boolean anyNeeded(int first, int last) {
+        if (idle) {
+            return false;
+        }
+        synchronized (this) {
+            int n = needed.nextSetBit(first);
+            return n >= 0 && n <= last;
+        }
     }
 
     synchronized int pending() {
@@ -107,6 +120,7 @@ final class Resync {
                 // one leg takes writes: nothing to copy to; the region stays marked for the missing legs
                 synchronized (this) {
                     needed.clear(r);
+                    idle = needed.isEmpty();
                     done++;
                 }
                 return;
@@ -125,6 +139,7 @@ final class Resync {
             }
             synchronized (this) {
                 needed.clear(r);
+                idle = needed.isEmpty();
                 done++;
                 bytes += length;
             }

@@ -8,6 +8,8 @@ import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -79,7 +81,9 @@ final class NbdConnection implements Closeable {
 
     final ClientHandshake.Result session;
     final String name;
-    private final SocketChannel ch;
+    /** The socket, or the TLS channel over it (closing it closes the socket). */
+    private final ByteChannel ch;
+    private final GatheringByteChannel gather;
     private final Slot[] slots = new Slot[SLOTS];
     private final int[] freeStack = new int[SLOTS];
     private int freeTop;
@@ -89,8 +93,10 @@ final class NbdConnection implements Closeable {
     private final Thread reader;
     private volatile IOException broken;
 
-    NbdConnection(SocketChannel ch, ClientHandshake.Result session, String name) {
+    /** @param ch a {@link SocketChannel} or a TLS channel: both gather */
+    NbdConnection(ByteChannel ch, ClientHandshake.Result session, String name) {
         this.ch = ch;
+        this.gather = (GatheringByteChannel) ch;
         this.session = session;
         this.name = name;
         for (int i = 0; i < SLOTS; i++) {
@@ -148,7 +154,7 @@ final class NbdConnection implements Closeable {
                     s.gather[0] = s.header;
                     s.gather[1] = data;
                     while (data.hasRemaining()) {
-                        ch.write(s.gather);
+                        gather.write(s.gather);
                     }
                     s.gather[1] = null;
                 } else {

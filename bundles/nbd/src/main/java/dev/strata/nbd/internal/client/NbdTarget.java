@@ -8,12 +8,16 @@ import dev.strata.api.Requests;
 import dev.strata.api.Target;
 import dev.strata.nbd.internal.protocol.Nbd;
 import dev.strata.nbd.internal.session.ClientHandshake;
+import dev.strata.nbd.internal.session.ClientStartTls;
+import dev.strata.nbd.internal.session.TlsMode;
+import dev.strata.nbd.internal.tls.ClientTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -37,6 +41,7 @@ public final class NbdTarget implements Target {
     private static final long MAX_TRIM = 1L << 30;
 
     private final NbdUri uri;
+    private final ClientTls tls;
     private final String device;
     private final long timeoutNanos;
     private final NbdConnection[] conns;
@@ -52,8 +57,15 @@ public final class NbdTarget implements Target {
 
     /** Connects (once, without retrying: a wrong address should fail at once). */
     public NbdTarget(String device, NbdUri uri, long timeoutMillis, int connections) throws IOException {
+        this(device, uri, timeoutMillis, connections, ClientTls.OFF);
+    }
+
+    /** As above, with TLS ({@link ClientTls#OFF} for none). */
+    public NbdTarget(String device, NbdUri uri, long timeoutMillis, int connections, ClientTls tls)
+            throws IOException {
         this.device = device;
         this.uri = uri;
+        this.tls = tls;
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         this.conns = new NbdConnection[connections];
         this.connLocks = new Object[connections];
@@ -96,8 +108,35 @@ public final class NbdTarget implements Target {
                 ch.socket().connect(new InetSocketAddress(uri.host(), uri.port()),
                         (int) Math.max(1, Math.min(connectTimeoutMillis, Integer.MAX_VALUE)));
             }
-            ClientHandshake.Result r = new ClientHandshake(ch).run(uri.export());
-            return new NbdConnection(ch, r, "nbd-client-" + device + "-" + index);
+            int handshakeMillis = (int) Math.max(1, Math.min(connectTimeoutMillis, Integer.MAX_VALUE));
+            boolean[] tlsUp = {false};
+            ClientStartTls startTls = tls.mode() == TlsMode.OFF ? null : new ClientStartTls() {
+                @Override
+                public boolean required() {
+                    return tls.mode() == TlsMode.REQUIRE;
+                }
+
+                @Override
+                public ByteChannel startTls() throws IOException {
+                    ByteChannel t = tls.handshake(ch, uri.host() + ":" + uri.port(), handshakeMillis);
+                    tlsUp[0] = true;
+                    return t;
+                }
+            };
+            ClientHandshake h = new ClientHandshake(ch, startTls);
+            ClientHandshake.Result r;
+            try {
+                r = h.run(uri.export());
+            } catch (IOException e) {
+                if (tlsUp[0] && !(e instanceof ClientHandshake.Refused)) {
+                    // a TLS 1.3 server checks the client's certificate after the client's handshake is done
+                    throw new IOException("the server dropped the connection right after the TLS handshake ("
+                            + e.getMessage() + "); it may not admit this client: a server with --tls-verify-peer or"
+                            + " --allow wants a client certificate it lists (client-cert.pem in tls-creds)", e);
+                }
+                throw e;
+            }
+            return new NbdConnection(h.channel(), r, "nbd-client-" + device + "-" + index);
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
@@ -313,6 +352,7 @@ public final class NbdTarget implements Target {
     public Map<String, String> status() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("uri", uri.toString());
+        m.put("tls", tls.toString());
         m.put("connections", Integer.toString(conns.length));
         int up = 0;
         for (NbdConnection c : conns) {

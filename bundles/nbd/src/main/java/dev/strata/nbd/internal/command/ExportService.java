@@ -5,9 +5,11 @@ import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.ExportLimits;
+import dev.strata.nbd.internal.server.InheritedSocket;
 import dev.strata.nbd.internal.server.NbdServer;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.ClientAllowList;
+import dev.strata.nbd.internal.tls.PskKeys;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import dev.strata.nbd.internal.tls.TlsCredentials;
 import java.io.IOException;
@@ -57,10 +59,22 @@ public final class ExportService implements AutoCloseable {
     private final ExportStore store;
     private final NbdServer server;
     private final String defaultBind;
+    /** Strata was started by socket activation: exports with {@code inherited} use that socket. */
+    private final boolean activated;
     private final Map<String, Entry> byName = new LinkedHashMap<>();
     private final ScheduledExecutorService retry;
 
     public ExportService(DeviceManager devices, ExportStore store, NbdServer server, String defaultBind, long retryMillis) {
+        this(devices, store, server, defaultBind, retryMillis, false);
+    }
+
+    /**
+     * @param activated true when this process was started by socket activation (the framework
+     *                  property {@code strata.socket.activation}, set by {@code bin/strata})
+     */
+    public ExportService(DeviceManager devices, ExportStore store, NbdServer server, String defaultBind, long retryMillis,
+            boolean activated) {
+        this.activated = activated;
         this.devices = devices;
         this.store = store;
         this.server = server;
@@ -115,15 +129,28 @@ public final class ExportService implements AutoCloseable {
      * {@code maxConnections} clients at once (0: any number), connections idle for
      * {@code idleTimeoutMillis} dropped (0: never).
      */
-    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+    public Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
             int maxConnections, long idleTimeoutMillis) throws IOException {
+        return export(device, name, bind, port, readOnly, tls, tlsCreds, verifyPeer, allow, unix, unixMode,
+                maxConnections, idleTimeoutMillis, "", false);
+    }
+
+    /**
+     * As above; a non-empty {@code tlsPsk} (a psktool key file, or a directory with keys.psk)
+     * makes the TLS use pre-shared keys instead of the certificates of {@code tlsCreds}; with
+     * {@code inherited} the export listens on the socket inherited by socket activation when
+     * Strata was started so, else on its address as given.
+     */
+    public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
+            TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
+            int maxConnections, long idleTimeoutMillis, String tlsPsk, boolean inherited) throws IOException {
         boolean explicit = bind != null && !bind.isEmpty();
         if (explicit && unix != null && !unix.isBlank()) {
             throw new InvalidArgumentException("nbd:export: --bind and --unix exclude each other; give one of them");
         }
         ExportSpec spec = new ExportSpec(device, name, explicit ? bind : defaultBind, port, readOnly, tls, tlsCreds,
-                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis);
+                verifyPeer, allow, unix, unixMode, maxConnections, idleTimeoutMillis, tlsPsk, inherited);
         InetAddress address = spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(spec.bind());
         if (!explicit && !address.isLoopbackAddress()) {
             throw new InvalidArgumentException("nbd:export: the default address " + spec.bind()
@@ -147,7 +174,7 @@ public final class ExportService implements AutoCloseable {
         byName.put(spec.name(), e);
         LOG.info("exported device '{}' as '{}' on {}{}{}", spec.device(), spec.name(), where(e),
                 spec.readOnly() ? " (read-only)" : "", spec.tls() == TlsMode.OFF ? "" : " (TLS " + spec.tls().text() + ")");
-        warnIfOpen(spec, address);
+        warnIfOpen(e, address);
         return e.export;
     }
 
@@ -213,8 +240,7 @@ public final class ExportService implements AutoCloseable {
             Map<String, String> m = new LinkedHashMap<>();
             m.put("name", e.spec.name());
             m.put("device", e.spec.device());
-            m.put("address", e.spec.isUnix() ? "unix:" + e.spec.unix()
-                    : e.spec.bind() + ":" + (e.export != null ? e.export.port() : e.spec.port()));
+            m.put("address", address(e));
             m.put("readonly", Boolean.toString(e.spec.readOnly()));
             m.put("tls", e.spec.tls().text());
             m.put("state", e.export != null ? "serving" : "waiting: " + e.problem);
@@ -223,13 +249,32 @@ public final class ExportService implements AutoCloseable {
             m.put("bytes_written", Long.toString(e.export != null ? e.export.bytesWritten() : 0));
             m.put("requests", Long.toString(e.export != null ? e.export.requests() : 0));
             m.put("errors", Long.toString(e.export != null ? e.export.errors() : 0));
+            if (e.export != null) {
+                e.export.latency(m);
+            }
             out.add(m);
         }
         return out;
     }
 
+    /** Where a running export listens, as logged: {@code host:port}, {@code unix:PATH}, or {@code inherited:…} of either. */
     private static String where(Entry e) {
+        if (e.export.inherited()) {
+            return "inherited:" + (e.export.unixPath() != null ? "unix:" + e.export.unixPath()
+                    : e.export.bindAddress() + ":" + e.export.port());
+        }
         return e.spec.isUnix() ? "unix:" + e.export.unixPath() : e.spec.bind() + ":" + e.export.port();
+    }
+
+    /** The {@code address} column of nbd:exports (also for a waiting export: where it will listen). */
+    private String address(Entry e) {
+        if (e.export != null) {
+            return where(e);
+        }
+        if (e.spec.inherited() && activated) {
+            return "inherited";
+        }
+        return e.spec.isUnix() ? "unix:" + e.spec.unix() : e.spec.bind() + ":" + e.spec.port();
     }
 
     private void retryWaiting() {
@@ -251,7 +296,7 @@ public final class ExportService implements AutoCloseable {
             InetAddress address = e.spec.isUnix() ? InetAddress.getLoopbackAddress() : resolve(e.spec.bind());
             start(e, address);
             e.problem = "";
-            warnIfOpen(e.spec, address);
+            warnIfOpen(e, address);
             LOG.info("exported device '{}' as '{}' on {}", e.spec.device(), e.spec.name(), where(e));
         } catch (IOException | RuntimeException ex) {
             String p = ex.getMessage();
@@ -263,8 +308,8 @@ public final class ExportService implements AutoCloseable {
     }
 
     /** Security default written down in docs/nbd.md: beyond loopback, say so when TLS is not required. */
-    private static void warnIfOpen(ExportSpec spec, InetAddress address) {
-        String w = openWarning(spec, address);
+    private static void warnIfOpen(Entry e, InetAddress address) {
+        String w = e.export.inherited() ? inheritedWarning(e.spec, e.export) : openWarning(e.spec, address);
         if (w != null) {
             LOG.warn(w);
         }
@@ -280,14 +325,42 @@ public final class ExportService implements AutoCloseable {
                 + (spec.tls() == TlsMode.ON ? " without TLS" : " in plaintext");
     }
 
+    /** The warning of {@link #openWarning} for an export on an inherited TCP socket (systemd's ListenStream=10809 is every address). */
+    static String inheritedWarning(ExportSpec spec, Export export) {
+        if (export.unixPath() != null) {
+            return null;
+        }
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(export.bindAddress());
+        } catch (UnknownHostException ex) {
+            return null; // a literal address always parses
+        }
+        String w = openWarning(spec, a);
+        return w == null ? null : w.replace(" on " + spec.bind() + " ", " on the inherited socket " + where(export) + " ");
+    }
+
+    private static String where(Export export) {
+        return export.bindAddress() + ":" + export.port();
+    }
+
     private void start(Entry e, InetAddress address) throws IOException {
         TlsConfig tls = e.spec.tls() == TlsMode.OFF ? TlsConfig.OFF
+                : e.spec.isPsk() ? TlsConfig.psk(e.spec.tls(), PskKeys.load(Path.of(e.spec.tlsPsk())))
                 : new TlsConfig(e.spec.tls(), TlsCredentials.load(Path.of(e.spec.tlsCreds())), e.spec.tlsVerifyPeer(),
                         new ClientAllowList(e.spec.allowList()));
         ExportLimits limits = new ExportLimits(e.spec.maxConnections(), e.spec.idleTimeoutMillis());
+        if (e.spec.inherited() && activated && devices.info(e.spec.device()).map(i -> i.size() == 0).orElse(true)) {
+            // the client that activated us is connected already (queued on the socket): it must
+            // not be answered before the device is built (a size of 0); retried every second
+            throw new InvalidArgumentException("device '" + e.spec.device() + "' is not built yet");
+        }
         DeviceHandle h = devices.open(e.spec.device(), "nbd:" + e.spec.name());
         try {
-            e.export = e.spec.isUnix()
+            e.export = e.spec.inherited() && activated
+                    ? server.addInheritedExport(e.spec.name(), "device " + e.spec.device(), h, InheritedSocket.get(),
+                            e.spec.readOnly(), tls, limits)
+                    : e.spec.isUnix()
                     ? server.addUnixExport(e.spec.name(), "device " + e.spec.device(), h, Path.of(e.spec.unix()),
                             e.spec.unixMode(), e.spec.readOnly(), limits)
                     : server.addExport(e.spec.name(), "device " + e.spec.device(), h,

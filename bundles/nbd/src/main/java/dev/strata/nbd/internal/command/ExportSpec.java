@@ -12,14 +12,16 @@ import java.util.Map;
  * factory PID {@value #FACTORY_PID} (properties {@code device}, {@code name}, {@code bind},
  * {@code port}, {@code readonly}, {@code tls} = off|on|require, {@code tls-creds} = a directory,
  * {@code tls-verify-peer}, {@code tls-allow} = client subjects separated by {@code ;},
+ * {@code tls-psk} = a psktool key file (or a directory holding {@code keys.psk}) instead of {@code tls-creds},
  * {@code unix} = a socket file path instead of TCP, {@code unix-mode} = its octal file mode,
  * {@code max-connections} = clients served at once (0: no limit), {@code idle-timeout} = a
  * connection with no request for that long is dropped (milliseconds, or text such as
- * {@code 5m}; 0: never)).
+ * {@code 5m}; 0: never), {@code inherited} = listen on the socket inherited by socket activation
+ * when Strata was started so, else on the address the other keys give).
  */
 public record ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
         String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
-        long idleTimeoutMillis) {
+        long idleTimeoutMillis, String tlsPsk, boolean inherited) {
     public static final String FACTORY_PID = "dev.strata.nbd.export";
     public static final String DEFAULT_BIND = "127.0.0.1";
     public static final int DEFAULT_PORT = 10809;
@@ -33,6 +35,19 @@ public record ExportSpec(String device, String name, String bind, int port, bool
     public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
             String tlsCreds, boolean tlsVerifyPeer, String tlsAllow) {
         this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, "", "", 0, 0);
+    }
+
+    /** Without TLS-PSK, not on the inherited socket. */
+    public ExportSpec(String device, String name, String bind, int port, boolean readOnly, TlsMode tls,
+            String tlsCreds, boolean tlsVerifyPeer, String tlsAllow, String unix, String unixMode, int maxConnections,
+            long idleTimeoutMillis) {
+        this(device, name, bind, port, readOnly, tls, tlsCreds, tlsVerifyPeer, tlsAllow, unix, unixMode, maxConnections,
+                idleTimeoutMillis, "", false);
+    }
+
+    /** True when the export's TLS uses pre-shared keys rather than certificates. */
+    public boolean isPsk() {
+        return !tlsPsk.isEmpty();
     }
 
     /** True for an export on a Unix-domain socket ({@link #unix} is its path). */
@@ -65,11 +80,25 @@ public record ExportSpec(String device, String name, String bind, int port, bool
             tls = TlsMode.OFF;
         }
         tlsCreds = tlsCreds == null ? "" : tlsCreds.trim();
-        if (tls != TlsMode.OFF && tlsCreds.isEmpty()) {
+        tlsPsk = tlsPsk == null ? "" : tlsPsk.trim();
+        if (tls != TlsMode.OFF && tlsCreds.isEmpty() && tlsPsk.isEmpty()) {
             throw new InvalidArgumentException("nbd export: --tls=" + tls.text() + " needs --tls-creds DIR, a directory"
-                    + " with server-cert.pem and server-key.pem (docs/nbd.md, TLS, shows how to make them)");
+                    + " with server-cert.pem and server-key.pem, or --tls-psk FILE, a psktool key file"
+                    + " (docs/nbd.md, TLS, shows how to make them)");
+        }
+        if (!tlsCreds.isEmpty() && !tlsPsk.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: give --tls-creds (certificates) or --tls-psk (pre-shared"
+                    + " keys), not both: a port does one kind of TLS");
+        }
+        if (tls == TlsMode.OFF && !tlsPsk.isEmpty()) {
+            throw new InvalidArgumentException("nbd export: --tls-psk is given but TLS is off; add --tls=require"
+                    + " (or --tls=on to allow plaintext clients too)");
         }
         tlsAllow = tlsAllow == null ? "" : tlsAllow.trim();
+        if (!tlsPsk.isEmpty() && (tlsVerifyPeer || !tlsAllow.isEmpty())) {
+            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow are for client certificates;"
+                    + " with --tls-psk the users in the key file are the ones let in");
+        }
         if (tls != TlsMode.REQUIRE && (tlsVerifyPeer || !tlsAllow.isEmpty())) {
             // with --tls=on a plaintext client would walk around the client check
             throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require");
@@ -159,7 +188,12 @@ public record ExportSpec(String device, String name, String bind, int port, bool
                 creds == null ? null : creds.toString(),
                 verify != null && (verify instanceof Boolean b ? b : Boolean.parseBoolean(verify.toString().trim())),
                 allow == null ? null : allow.toString(), str(props.get("unix")), str(props.get("unix-mode")),
-                integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))));
+                integer(props.get("max-connections")), duration("idle-timeout=", str(props.get("idle-timeout"))),
+                str(props.get("tls-psk")), bool(props.get("inherited")));
+    }
+
+    private static boolean bool(Object o) {
+        return o != null && (o instanceof Boolean b ? b : Boolean.parseBoolean(o.toString().trim()));
     }
 
     private static int integer(Object o) {
@@ -191,10 +225,12 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         t.put("tls-creds", tlsCreds);
         t.put("tls-verify-peer", tlsVerifyPeer);
         t.put("tls-allow", tlsAllow);
+        t.put("tls-psk", tlsPsk);
         t.put("unix", unix);
         t.put("unix-mode", unixMode);
         t.put("max-connections", maxConnections);
         t.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        t.put("inherited", inherited);
         return t;
     }
 
@@ -209,10 +245,12 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         m.put("tls-creds", tlsCreds);
         m.put("tls-verify-peer", Boolean.toString(tlsVerifyPeer));
         m.put("tls-allow", tlsAllow);
+        m.put("tls-psk", tlsPsk);
         m.put("unix", unix);
         m.put("unix-mode", unixMode);
         m.put("max-connections", Integer.toString(maxConnections));
         m.put("idle-timeout", Long.toString(idleTimeoutMillis));
+        m.put("inherited", Boolean.toString(inherited));
         return m;
     }
 }

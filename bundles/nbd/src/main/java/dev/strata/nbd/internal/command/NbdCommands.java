@@ -31,6 +31,8 @@ public class NbdCommands {
             @Parameter(names = "--tls", absentValue = "off") String tls,
             @Descriptor("directory with server-cert.pem and server-key.pem (and ca-cert.pem), as qemu-nbd uses")
             @Parameter(names = "--tls-creds", absentValue = "") String tlsCreds,
+            @Descriptor("TLS with pre-shared keys: a psktool key file (username:hexkey lines) or a directory with keys.psk")
+            @Parameter(names = "--tls-psk", absentValue = "") String tlsPsk,
             @Descriptor("clients must present a certificate signed by ca-cert.pem")
             @Parameter(names = "--tls-verify-peer", presentValue = "true", absentValue = "false") boolean verifyPeer,
             @Descriptor("client certificate subjects let in, separated by ';' (e.g. CN=host1;CN=host2); implies --tls-verify-peer")
@@ -43,10 +45,18 @@ public class NbdCommands {
             @Parameter(names = "--max-connections", absentValue = "0") int maxConnections,
             @Descriptor("drop a connection that sends no request for this long, e.g. 10m (default 0: never)")
             @Parameter(names = "--idle-timeout", absentValue = "0") String idleTimeout,
+            @Descriptor("listen on the socket inherited by socket activation (systemd, nbdinfo -- [ bin/strata ... ]) when"
+                    + " Strata was started so; otherwise on --bind/--port or --unix")
+            @Parameter(names = "--inherited", presentValue = "true", absentValue = "false") boolean inherited,
             @Descriptor("the device to export") String device) throws IOException {
         TlsMode mode = TlsMode.parse(tls);
         Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
-                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout));
+                unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout), tlsPsk, inherited);
+        if (e.inherited()) {
+            return "exported " + device + " as '" + e.name() + "' on the socket inherited by socket activation ("
+                    + (e.unixPath() != null ? "unix:" + e.unixPath() : hostForUri(e.bindAddress()) + ":" + e.port()) + ")"
+                    + (readOnly ? " (read-only)" : "");
+        }
         if (e.unixPath() != null) {
             return "exported " + device + " as nbd+unix:///" + e.name() + "?socket=" + e.unixPath()
                     + (readOnly ? " (read-only)" : "");

@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * including {@code deploy/dev.strata.nbd.export-NAME.cfg} files read by FileInstall.
  *
  * <p>Framework properties: {@code strata.nbd.bind} (default address, 127.0.0.1),
- * {@code strata.nbd.workers} (requests run at once per connection, 16).
+ * {@code strata.nbd.workers} (requests run at once per connection, 16),
+ * {@code strata.socket.activation} (true: started by socket activation, set by {@code bin/strata};
+ * exports with {@code inherited=true} listen on the inherited socket).
  */
 @Component(service = {ManagedServiceFactory.class, NbdComponent.class}, immediate = true,
         property = Constants.SERVICE_PID + "=" + ExportSpec.FACTORY_PID)
@@ -45,7 +47,8 @@ public class NbdComponent implements ManagedServiceFactory {
         int workers = intProperty(context, "strata.nbd.workers", d.workers());
         server = new NbdServer(new NbdServer.Settings(workers, d.handshakeTimeoutMillis(), d.inputBuffer(), d.poolBudget()));
         exports = new ExportService(devices, new ConfigAdminStore(configAdmin), server,
-                context.getProperty("strata.nbd.bind"), 1000);
+                context.getProperty("strata.nbd.bind"), 1000,
+                Boolean.parseBoolean(context.getProperty("strata.socket.activation")));
     }
 
     @Deactivate

@@ -8,4 +8,6 @@ public final class IoCounters {
     public final LongAdder bytesWritten = new LongAdder();
     public final LongAdder requests = new LongAdder();
     public final LongAdder errors = new LongAdder();
+    /** Read, write and flush latency percentiles. */
+    public final RequestLatency latency = new RequestLatency();
 }

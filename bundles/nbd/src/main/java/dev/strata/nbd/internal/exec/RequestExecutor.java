@@ -148,19 +148,23 @@ public final class RequestExecutor {
      */
     public void execute(Request r, ByteBuffer payload, Replies out) throws IOException {
         counters.requests.increment();
+        long started = System.nanoTime();
         int errno;
         String message;
         try {
             switch (r.type) {
                 case Nbd.CMD_READ:
                     read(r, out);
+                    counters.latency.record(RequestLatency.READ, System.nanoTime() - started);
                     return;
                 case Nbd.CMD_WRITE:
                     write(r.offset, payload, (r.flags & Nbd.CMD_FLAG_FUA) != 0);
                     counters.bytesWritten.add(r.length);
+                    counters.latency.record(RequestLatency.WRITE, System.nanoTime() - started);
                     break;
                 case Nbd.CMD_FLUSH:
                     device.flush();
+                    counters.latency.record(RequestLatency.FLUSH, System.nanoTime() - started);
                     break;
                 case Nbd.CMD_TRIM:
                     trim(r);
@@ -170,6 +174,7 @@ public final class RequestExecutor {
                 case Nbd.CMD_WRITE_ZEROES:
                     writeZeroes(r);
                     counters.bytesWritten.add(r.length);
+                    counters.latency.record(RequestLatency.WRITE, System.nanoTime() - started);
                     break;
                 case Nbd.CMD_BLOCK_STATUS:
                     blockStatus(r, out);

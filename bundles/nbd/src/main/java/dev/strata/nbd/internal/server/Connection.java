@@ -10,7 +10,6 @@ import dev.strata.nbd.internal.session.ServerHandshake;
 import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.session.TlsUpgrade;
 import dev.strata.nbd.internal.tls.TlsChannel;
-import dev.strata.nbd.internal.tls.TlsOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
@@ -68,6 +67,10 @@ final class Connection {
     /** Requests read and not yet answered; the idle timeout never drops a connection with one running. */
     private final AtomicInteger running = new AtomicInteger();
     private volatile long lastActive;
+    /** A worker is blocked reading the next request header (only kept while an idle timeout is set). */
+    private volatile boolean awaitingInput;
+    /** An idle timeout is set: written before the first worker starts, read by workers only. */
+    private boolean watchingIdle;
     private volatile ScheduledFuture<?> idleWatch;
 
     Connection(SocketChannel channel, Listener listener, NbdServer server) {
@@ -164,15 +167,15 @@ final class Connection {
 
             @Override
             public ByteChannel startTls() throws IOException {
-                TlsChannel t = TlsChannel.serverHandshake(channel, listener.tls.credentials().context(),
-                        new TlsOptions(listener.tls.verifyPeer()));
+                TlsChannel t;
                 try {
-                    listener.tls.allow().check(t.session());
+                    t = listener.tls.serverHandshake(channel);
                 } catch (IOException e) {
-                    LOG.info("{}: {}; dropping the connection", id, e.getMessage());
+                    LOG.info("{}: TLS refused: {}; dropping the connection", id, e.getMessage());
                     throw e;
                 }
-                LOG.debug("{}: TLS {} established", id, t.protocol());
+                LOG.debug("{}: TLS {} established{}", id, t.protocol(),
+                        t.pskIdentity() == null ? "" : " for PSK user " + t.pskIdentity());
                 return t;
             }
         };
@@ -206,10 +209,13 @@ final class Connection {
             return;
         }
         lastActive = System.nanoTime();
+        watchingIdle = true;
         long period = Math.max(10, idleMillis / 4);
         long idleNanos = TimeUnit.MILLISECONDS.toNanos(idleMillis);
         idleWatch = server.timer.scheduleWithFixedDelay(() -> {
-            if (running.get() == 0 && System.nanoTime() - lastActive > idleNanos) {
+            // idle means the server has waited for input that long: a worker held up by the
+            // scheduler before it read a request the client already sent is not an idle client
+            if (awaitingInput && running.get() == 0 && System.nanoTime() - lastActive > idleNanos) {
                 LOG.info("{}: idle for more than {} ms; dropping the connection", id, idleMillis);
                 close();
             }
@@ -255,7 +261,19 @@ final class Connection {
             if (stopping) {
                 return false;
             }
-            if (!input.readHeader(req)) {
+            boolean header;
+            if (watchingIdle) {
+                lastActive = System.nanoTime();
+                awaitingInput = true;
+                try {
+                    header = input.readHeader(req);
+                } finally {
+                    awaitingInput = false;
+                }
+            } else {
+                header = input.readHeader(req);
+            }
+            if (!header) {
                 stopping = true;
                 return false;
             }

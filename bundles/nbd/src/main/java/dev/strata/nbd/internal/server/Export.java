@@ -104,6 +104,11 @@ public final class Export implements ExportView {
         return counters.errors.sum();
     }
 
+    /** Puts the read, write and flush latency percentiles into {@code status}. */
+    public void latency(java.util.Map<String, String> status) {
+        counters.latency.render(status);
+    }
+
     public String bindAddress() {
         Listener l = listener;
         return l == null ? "" : l.address() instanceof InetSocketAddress i ? i.getAddress().getHostAddress() : "";
@@ -113,6 +118,12 @@ public final class Export implements ExportView {
     public int port() {
         Listener l = listener;
         return l != null && l.address() instanceof InetSocketAddress i ? i.getPort() : 0;
+    }
+
+    /** True when the export listens on the socket inherited by socket activation. */
+    public boolean inherited() {
+        Listener l = listener;
+        return l != null && l.inherited;
     }
 
     /** The socket file for a Unix-socket export, else null. */

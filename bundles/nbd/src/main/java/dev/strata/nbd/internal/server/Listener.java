@@ -37,8 +37,16 @@ final class Listener implements ExportCatalog {
     /** The socket file's identity when bound, so close never removes a file that replaced it. */
     private final Object unixKey;
     private final NbdServer owner;
-    /** TLS for every export here (STARTTLS comes before the client picks an export). */
-    final TlsConfig tls;
+    /**
+     * TLS for every export here (STARTTLS comes before the client picks an export). Changes only
+     * on the inherited listener, and only while it has no export (see NbdServer).
+     */
+    volatile TlsConfig tls;
+    /**
+     * The socket this process inherited by socket activation: it outlives its exports (it cannot
+     * be made again), so it stays open, and clients are answered "no such export", while none is left.
+     */
+    final boolean inherited;
     final Map<String, Export> exports = new ConcurrentSkipListMap<>();
     final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
@@ -49,6 +57,7 @@ final class Listener implements ExportCatalog {
         this.tls = tls;
         this.unixPath = null;
         this.unixKey = null;
+        this.inherited = false;
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -66,9 +75,25 @@ final class Listener implements ExportCatalog {
         this.owner = owner;
         this.tls = tls;
         this.unixPath = path;
+        this.inherited = false;
         this.server = UnixSocketFile.bind(path, mode, 128);
         this.unixKey = UnixSocketFile.fileKey(path);
         this.address = UnixDomainSocketAddress.of(path);
+        this.acceptor = startAcceptor();
+    }
+
+    /**
+     * A listener on a socket someone else bound (TCP or Unix-domain): the one inherited by socket
+     * activation. Its socket file, if any, belongs to whoever made it and is never removed here.
+     */
+    Listener(ServerSocketChannel inheritedChannel, NbdServer owner, TlsConfig tls) throws IOException {
+        this.owner = owner;
+        this.tls = tls;
+        this.unixPath = null;
+        this.unixKey = null;
+        this.inherited = true;
+        this.server = inheritedChannel;
+        this.address = inheritedChannel.getLocalAddress();
         this.acceptor = startAcceptor();
     }
 
@@ -119,7 +144,7 @@ final class Listener implements ExportCatalog {
                 continue;
             }
             try {
-                if (unixPath == null) {
+                if (address instanceof InetSocketAddress) {
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
                 }

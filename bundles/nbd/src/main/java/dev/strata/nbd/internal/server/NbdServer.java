@@ -3,11 +3,13 @@ package dev.strata.nbd.internal.server;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.exec.BufferPool;
+import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.internal.tls.TlsConfig;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
@@ -41,6 +43,8 @@ public final class NbdServer implements Closeable {
     final Settings settings;
     final BufferPool pool;
     final ScheduledExecutorService timer;
+    /** The key of the listener on the socket inherited by socket activation (there is one at most). */
+    private static final String INHERITED = "inherited";
     private final Map<String, Listener> listeners = new HashMap<>();
     private final Map<String, Export> exports = new LinkedHashMap<>();
     private boolean closed;
@@ -122,6 +126,35 @@ public final class NbdServer implements Closeable {
         return attach(name, description, device, readOnly, l, limits);
     }
 
+    /**
+     * Exports {@code device} on {@code inherited}, the listening socket (TCP or Unix-domain) this
+     * process was given by socket activation. Every export asking for it shares it, as exports
+     * share a port; it is never closed before the server, so a later export can use it again.
+     *
+     * @throws InvalidArgumentException name taken, TLS asked for on a Unix socket, or TLS
+     *         different from that of the exports already on it
+     */
+    public synchronized Export addInheritedExport(String name, String description, BlockDevice device,
+            ServerSocketChannel inherited, boolean readOnly, TlsConfig tls, ExportLimits limits) throws IOException {
+        checkName(name);
+        Listener l = listeners.get(INHERITED);
+        if (l == null) {
+            if (!(inherited.getLocalAddress() instanceof InetSocketAddress) && tls.mode() != TlsMode.OFF) {
+                throw new InvalidArgumentException("TLS is not supported on the inherited Unix socket; let the socket"
+                        + " file's mode say who may connect, or give the .socket unit a TCP ListenStream= for TLS");
+            }
+            l = new Listener(inherited, this, tls);
+            listeners.put(INHERITED, l);
+        } else if (!l.tls.sameAs(tls)) {
+            if (!l.exports.isEmpty()) {
+                throw new InvalidArgumentException("the inherited socket already serves exports with TLS "
+                        + l.tls.describe() + "; exports sharing a socket share its TLS setting");
+            }
+            l.tls = tls; // nobody is served here: the next clients negotiate with the new setting
+        }
+        return attach(name, description, device, readOnly, l, limits);
+    }
+
     private void checkName(String name) {
         if (closed) {
             throw new IllegalStateException("NBD server is closed");
@@ -157,7 +190,7 @@ public final class NbdServer implements Closeable {
             Listener l = e.listener;
             l.exports.remove(name);
             e.listener = null;
-            if (l.exports.isEmpty()) {
+            if (l.exports.isEmpty() && !l.inherited) {
                 listeners.remove(Listener.key(l.address()));
                 l.close();
             }

@@ -10,8 +10,8 @@ import java.nio.channels.ByteChannel;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The client side of fixed-newstyle negotiation: structured replies, then GO asking for block
- * sizes (EXPORT_NAME for a server that does not know GO).
+ * The client side of fixed-newstyle negotiation: STARTTLS when TLS is wanted, structured
+ * replies, then GO asking for block sizes (EXPORT_NAME for a server that does not know GO).
  */
 public final class ClientHandshake {
 
@@ -31,10 +31,22 @@ public final class ClientHandshake {
         }
     }
 
-    private final ByteChannel ch;
+    private ByteChannel ch;
+    private final ClientStartTls tls;
 
     public ClientHandshake(ByteChannel ch) {
+        this(ch, null);
+    }
+
+    /** @param tls how to start TLS; null for plaintext */
+    public ClientHandshake(ByteChannel ch, ClientStartTls tls) {
         this.ch = ch;
+        this.tls = tls;
+    }
+
+    /** The channel the transmission phase uses: the TLS channel once STARTTLS succeeded. */
+    public ByteChannel channel() {
+        return ch;
     }
 
     public Result run(String exportName) throws IOException {
@@ -52,6 +64,9 @@ public final class ClientHandshake {
         }
         boolean noZeroes = (hflags & Nbd.FLAG_NO_ZEROES) != 0;
         write(ByteBuffer.allocate(4).putInt(Nbd.FLAG_C_FIXED_NEWSTYLE | (noZeroes ? Nbd.FLAG_C_NO_ZEROES : 0)).flip());
+        if (tls != null) {
+            startTls();
+        }
 
         sendOption(Nbd.OPT_STRUCTURED_REPLY, new byte[0]);
         Reply r = reply(Nbd.OPT_STRUCTURED_REPLY);
@@ -106,6 +121,33 @@ public final class ClientHandshake {
             throw new ProtocolException("the server did not send the export size");
         }
         return new Result(size, flags, structured, min, pref, max);
+    }
+
+    /**
+     * STARTTLS: an ACK (with no data) starts the handshake at once; any error reply means the
+     * server will not do TLS, which ends the connection when TLS is required.
+     */
+    private void startTls() throws IOException {
+        sendOption(Nbd.OPT_STARTTLS, new byte[0]);
+        Reply r = reply(Nbd.OPT_STARTTLS);
+        if (r.type == Nbd.REP_ACK) {
+            if (r.data.length != 0) {
+                throw new ProtocolException("the server acknowledged STARTTLS with " + r.data.length + " bytes of data");
+            }
+            ch = tls.startTls();
+            return;
+        }
+        if ((r.type & 0x80000000) == 0) {
+            throw new ProtocolException("the server answered STARTTLS with reply type 0x" + Integer.toHexString(r.type));
+        }
+        if (tls.required()) {
+            String msg = new String(r.data, StandardCharsets.UTF_8);
+            throw new Refused("the server does not do TLS (its answer to STARTTLS: "
+                    + (r.type == Nbd.REP_ERR_UNSUP ? "unsupported" : r.type == Nbd.REP_ERR_POLICY ? "refused by policy"
+                    : "error 0x" + Integer.toHexString(r.type)) + (msg.isEmpty() ? "" : ", " + msg)
+                    + "); use nbd:// or tls=off to connect without encryption, or enable TLS on the server");
+        }
+        // tls=on: go on in plaintext, as the user allowed
     }
 
     private record Reply(int type, byte[] data) {

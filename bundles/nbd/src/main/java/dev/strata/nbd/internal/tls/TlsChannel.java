@@ -9,13 +9,16 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSession;
 import javax.net.ssl.SSLSocket;
 
 /**
- * A TLS connection over an accepted socket, as a blocking channel: an {@link SSLSocket} layered
- * on the socket (JSSE does records, post-handshake messages and alerts; one reader and one
- * writer may run at once, as the connection's read and write locks guarantee), seen through
- * a channel so that the rest of the server reads and writes the same way with or without TLS.
+ * A TLS connection over a socket, as a blocking channel: an {@link SSLSocket} layered on the
+ * socket for X.509 (JSSE), or BouncyCastle's TLS protocol over the socket's streams for PSK
+ * ({@link PskTls}); either does records, post-handshake messages and alerts, and lets one reader
+ * and one writer run at once, as the connection's read and write locks guarantee. Seen through a
+ * channel so that the rest of the server (and the client) reads and writes the same way with or
+ * without TLS.
  *
  * <p>Nothing is read from the socket before the TLS handshake but what the handshake itself
  * reads, so bytes sent in plaintext after STARTTLS can only be taken as (bad) TLS records.
@@ -27,7 +30,9 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private static final int RECORD = 16 * 1024;
 
     private final SocketChannel raw;
-    private final SSLSocket ssl;
+    private final SSLSession session;
+    private final String protocol;
+    private final String peer;
     private final InputStream in;
     private final OutputStream out;
     private final byte[] readBuf = new byte[RECORD];
@@ -35,10 +40,36 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
     private volatile boolean open = true;
 
     private TlsChannel(SocketChannel raw, SSLSocket ssl) throws IOException {
+        this(raw, ssl.getSession(), ssl.getSession().getProtocol(), null, ssl.getInputStream(), ssl.getOutputStream());
+    }
+
+    /** A finished handshake's streams; {@code session} null for PSK, {@code peer} the PSK identity. */
+    TlsChannel(SocketChannel raw, SSLSession session, String protocol, String peer, InputStream in,
+            OutputStream out) {
         this.raw = raw;
-        this.ssl = ssl;
-        this.in = ssl.getInputStream();
-        this.out = ssl.getOutputStream();
+        this.session = session;
+        this.protocol = protocol;
+        this.peer = peer;
+        this.in = in;
+        this.out = out;
+    }
+
+    /**
+     * Runs the client side of an X.509 handshake on {@code raw}: the server's certificate must
+     * chain to the context's trust anchors and name {@code hostname} (as HTTPS checks it).
+     *
+     * @throws IOException if the handshake fails (see {@link TlsFailure#describe}); the caller closes {@code raw}
+     */
+    public static TlsChannel clientHandshake(SocketChannel raw, SSLContext context, String hostname,
+            int timeoutMillis) throws IOException {
+        SSLSocket s = (SSLSocket) context.getSocketFactory().createSocket(raw.socket(), hostname,
+                raw.socket().getPort(), true);
+        s.setUseClientMode(true);
+        TlsOptions.client(s, hostname);
+        s.setSoTimeout(timeoutMillis);
+        s.startHandshake();
+        s.setSoTimeout(0);
+        return new TlsChannel(raw, s);
     }
 
     /**
@@ -56,14 +87,19 @@ public final class TlsChannel implements ByteChannel, GatheringByteChannel {
         return new TlsChannel(raw, s);
     }
 
-    /** The finished handshake's session (peer certificates, protocol). */
-    public javax.net.ssl.SSLSession session() {
-        return ssl.getSession();
+    /** The finished X.509 handshake's session (peer certificates, protocol); null for PSK. */
+    public SSLSession session() {
+        return session;
     }
 
     /** The negotiated protocol, e.g. TLSv1.3. */
     public String protocol() {
-        return ssl.getSession().getProtocol();
+        return protocol;
+    }
+
+    /** The PSK identity (user name) the handshake used; null for X.509. */
+    public String pskIdentity() {
+        return peer;
     }
 
     @Override

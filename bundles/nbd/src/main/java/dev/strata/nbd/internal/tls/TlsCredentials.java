@@ -110,6 +110,11 @@ public final class TlsCredentials {
         }
     }
 
+    /** The files a directory's credentials are made of (watched for changes). */
+    static List<Path> files(Path dir) {
+        return List.of(dir.resolve(SERVER_CERT), dir.resolve(SERVER_KEY), dir.resolve(CA_CERT));
+    }
+
     public Path dir() {
         return dir;
     }

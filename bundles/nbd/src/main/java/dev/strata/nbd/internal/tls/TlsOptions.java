@@ -17,6 +17,29 @@ public final class TlsOptions {
     }
 
     void apply(SSLSocket s) {
+        SSLParameters p = s.getSSLParameters();
+        p.setProtocols(protocols(s));
+        p.setNeedClientAuth(needClientAuth);
+        // the server's cipher-suite order, not the client's: JSSE's default list is ordered strongest first
+        p.setUseCipherSuitesOrder(true);
+        s.setSSLParameters(p);
+    }
+
+    /**
+     * A client socket: the same versions, SNI for {@code hostname}, and the server's certificate
+     * must name it (HTTPS-style: a DNS name or IP address in the subject alternative names).
+     */
+    static void client(SSLSocket s, String hostname) {
+        SSLParameters p = s.getSSLParameters();
+        p.setProtocols(protocols(s));
+        p.setEndpointIdentificationAlgorithm("HTTPS");
+        if (!hostname.isEmpty() && !hostname.contains(":") && !hostname.matches("[0-9.]+")) {
+            p.setServerNames(List.of(new javax.net.ssl.SNIHostName(hostname)));
+        }
+        s.setSSLParameters(p);
+    }
+
+    private static String[] protocols(SSLSocket s) {
         List<String> supported = Arrays.asList(s.getSupportedProtocols());
         List<String> use = new ArrayList<>();
         for (String p : PROTOCOLS) {
@@ -24,11 +47,6 @@ public final class TlsOptions {
                 use.add(p);
             }
         }
-        SSLParameters p = s.getSSLParameters();
-        p.setProtocols(use.toArray(String[]::new));
-        p.setNeedClientAuth(needClientAuth);
-        // the server's cipher-suite order, not the client's: JSSE's default list is ordered strongest first
-        p.setUseCipherSuitesOrder(true);
-        s.setSSLParameters(p);
+        return use.toArray(String[]::new);
     }
 }

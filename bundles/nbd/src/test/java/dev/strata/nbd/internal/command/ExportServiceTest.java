@@ -1,6 +1,7 @@
 package dev.strata.nbd.internal.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +9,7 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.nbd.internal.protocol.Nbd;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
+import dev.strata.nbd.internal.session.TlsMode;
 import dev.strata.nbd.testing.MemoryDevice;
 import dev.strata.nbd.testing.RawClient;
 import dev.strata.nbd.testing.SimpleDeviceManager;
@@ -74,6 +76,25 @@ class ExportServiceTest {
         assertEquals(List.of(new ExportSpec("disk0", "disk0", "127.0.0.1", port, false)), List.copyOf(stored.values()));
         assertEquals("disk0", devices.holders.get("nbd:disk0"));
         assertThrows(InvalidArgumentException.class, () -> devices.remove("disk0"));
+        try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", port))) {
+            assertEquals(1 << 20, c.go("disk0", false, false));
+        }
+    }
+
+    @Test
+    void anInheritedExportOfAProcessNotStartedBySocketActivationListensOnItsAddress() throws IOException {
+        int port = freePort();
+        Export e = service.export("disk0", "", null, port, false, TlsMode.OFF, "", false, "", "", "", 0, 0, "", true);
+        assertFalse(e.inherited());
+        assertEquals(port, e.port());
+        ExportSpec spec = stored.values().iterator().next();
+        assertTrue(spec.inherited());
+        assertEquals(spec, ExportSpec.fromProperties(spec.toProperties()), "inherited survives a restart");
+        java.util.Hashtable<String, Object> fromFile = new java.util.Hashtable<>(Map.of("device", "disk0", "inherited", "true"));
+        assertTrue(ExportSpec.fromProperties(fromFile).inherited(), "as FileInstall gives it: a string");
+        fromFile.remove("inherited");
+        assertFalse(ExportSpec.fromProperties(fromFile).inherited(), "off unless asked for");
+        assertEquals("127.0.0.1:" + port, service.status().get(0).get("address"));
         try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", port))) {
             assertEquals(1 << 20, c.go("disk0", false, false));
         }

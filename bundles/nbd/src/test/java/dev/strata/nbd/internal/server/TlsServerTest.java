@@ -146,6 +146,26 @@ class TlsServerTest {
     }
 
     @Test
+    void clientsRefuseAnExpiredServerCertificate() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(TlsMode.REQUIRE, certs.expired());
+        Tools.Result r = Tools.run(tmp, "nbdinfo", tlsUri(port, certs.client()));
+        assertNotEquals(0, r.exit(), "an expired server certificate must be refused: " + r.output());
+        assertTrue(r.output().contains("certificate verification"), r.output());
+    }
+
+    @Test
+    void verifyPeerRefusesAnExpiredClientCertificate() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,
+                new ClientAllowList(List.of("CN=alice"))));
+        Tools.Result r = Tools.run(tmp, "nbdinfo", "--size", tlsUri(port, certs.expiredAlice()));
+        assertNotEquals(0, r.exit(), "alice's expired certificate must be refused: " + r.output());
+        // the same name with a valid certificate gets in: the refusal is about the expiry
+        Tools.ok(tmp, "nbdinfo", "--size", tlsUri(port, certs.alice()));
+    }
+
+    @Test
     void verifyPeerWithAnAllowListAdmitsOnlyListedClientsTheCaSigned() throws Exception {
         Tools.require("nbdinfo", "libnbd-bin");
         int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,
@@ -289,7 +309,7 @@ class TlsServerTest {
         assertTrue(e.getMessage().contains("choose another --port"), e.getMessage());
     }
 
-    private static byte[] readToEnd(RawClient c) throws IOException {
+    static byte[] readToEnd(RawClient c) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         var in = c.ch.socket().getInputStream();
         byte[] buf = new byte[4096];
@@ -303,11 +323,11 @@ class TlsServerTest {
         return out.toByteArray();
     }
 
-    private static byte[] longBytes(long v) {
+    static byte[] longBytes(long v) {
         return ByteBuffer.allocate(8).putLong(v).array();
     }
 
-    private static int indexOf(byte[] hay, byte[] needle) {
+    static int indexOf(byte[] hay, byte[] needle) {
         outer:
         for (int i = 0; i + needle.length <= hay.length; i++) {
             for (int j = 0; j < needle.length; j++) {

@@ -17,7 +17,15 @@ public interface CacheFormat {
      * Scans the cache device: every problem, with the patches that would mend it laid on the
      * returned overlay. Reads only.
      */
-    Findings scan(BlockDevice cache) throws IOException;
+    default Findings scan(BlockDevice cache) throws IOException {
+        return scan(cache, Hints.NONE);
+    }
+
+    /**
+     * As {@link #scan(BlockDevice)}, with what the operator said about how the device was built
+     * (used only to rebuild a superblock nothing else can be derived from).
+     */
+    Findings scan(BlockDevice cache, Hints hints) throws IOException;
 
     /** The metadata as a tree of maps and lists (rendered as text or JSON by {@link Tree}). */
     Map<String, Object> dump(BlockDevice cache, Findings scanned) throws IOException;

@@ -73,25 +73,18 @@ public final class Corrector {
                 candidates++;
             }
         }
-        // damage in the covered range: basis[j] = the CRC change of bit j at the range's last byte,
-        // moved one byte further from the end for each earlier position
-        int[] basis = new int[8];
-        for (int j = 0; j < 8; j++) {
-            basis[j] = step(1 << j);
-        }
-        int[] delta = new int[256];
+        // damage in the covered range: changing the range's last byte by v changes the CRC by
+        // step(v); a byte d places earlier, by step^(d+1)(v). So walk the syndrome back one byte
+        // per position (unstep) and look it up among the 255 values of step(v): O(length), not
+        // O(255 length)
+        int s = syndrome;
         for (int p = crcTo - 1; p >= crcFrom; p--) {
-            for (int v = 1; v < 256; v++) {
-                int low = Integer.lowestOneBit(v);
-                delta[v] = delta[v ^ low] ^ basis[Integer.numberOfTrailingZeros(low)];
-                if (delta[v] == syndrome) {
-                    candidates++;
-                    found = new Fix(p, (byte) (w[p] ^ v), w[p]);
-                }
+            int v = LAST_BYTE.getOrDefault(s, 0);
+            if (v != 0) {
+                candidates++;
+                found = new Fix(p, (byte) (w[p] ^ v), w[p]);
             }
-            for (int j = 0; j < 8; j++) {
-                basis[j] = step(basis[j]);
-            }
+            s = unstep(s);
         }
         if (candidates != 1) {
             return null;
@@ -102,6 +95,24 @@ public final class Corrector {
         }
         b[offset + found.position()] = found.value();
         return found;
+    }
+
+    /** step(v) -> v for the 255 nonzero byte values. */
+    private static final java.util.Map<Integer, Integer> LAST_BYTE = new java.util.HashMap<>();
+
+    static {
+        for (int v = 1; v < 256; v++) {
+            LAST_BYTE.put(step(v), v);
+        }
+    }
+
+    /** The inverse of {@link #step}: POLY's top bit is set, so a shifted-out 1 shows as bit 31. */
+    private static int unstep(int r) {
+        for (int i = 0; i < 8; i++) {
+            int b = r >>> 31;
+            r = ((r ^ (POLY & -b)) << 1) | b;
+        }
+        return r;
     }
 
     /** One byte of CRC register arithmetic (the linear part: no initial value, no final inversion). */

@@ -14,6 +14,7 @@ public final class Findings {
     private final List<String> repairs = new ArrayList<>();
     private final List<String> dropped = new ArrayList<>();
     private String unrepairable;
+    private boolean needsInput;
 
     public Findings(Overlay overlay) {
         this.overlay = overlay;
@@ -53,6 +54,20 @@ public final class Findings {
 
     public List<String> dropped() {
         return dropped;
+    }
+
+    /**
+     * A problem repair can mend only with what the operator passes ({@code problem} says what):
+     * fatal for now, but the device is recognised as this format.
+     */
+    public void needs(String problem) {
+        fatal(problem);
+        needsInput = true;
+    }
+
+    /** Whether the device is this format's and only waits for the operator's input. */
+    public boolean needsInput() {
+        return needsInput;
     }
 
     /** Why the device cannot be made openable, or null. */

@@ -25,6 +25,11 @@ public final class Formats {
      * Null if none.
      */
     public static CacheFormat detect(BlockDevice cache) throws IOException {
+        return detect(cache, Hints.NONE);
+    }
+
+    /** As {@link #detect(BlockDevice)}, a damaged superblock rebuilt with {@code hints} if need be. */
+    public static CacheFormat detect(BlockDevice cache, Hints hints) throws IOException {
         if (cache.size() < 4096) {
             return null;
         }
@@ -42,7 +47,11 @@ public final class Formats {
             return named;
         }
         for (CacheFormat f : ALL) {
-            if (f.scan(cache).unrepairable() == null) {
+            if (f instanceof ReadcacheFormat) {
+                continue; // nothing but its superblock identifies a readcache (its entries' CRCs fold in the UUID): name it with --type
+            }
+            Findings found = f.scan(cache, hints);
+            if (found.unrepairable() == null || found.needsInput()) {
                 return f;
             }
         }

@@ -33,11 +33,14 @@ public final class MirrorLogFormat implements CacheFormat {
     }
 
     @Override
-    public Findings scan(BlockDevice log) throws IOException {
+    public Findings scan(BlockDevice log, Hints hints) throws IOException {
         Findings f = new Findings(new Overlay(log));
         header(f);
         return f;
     }
+
+    /** The header's bytes that are always zero. */
+    private static final int[] ZEROS = {52, LogHeader.CRC_OFFSET};
 
     private static LogHeader decodeOrNull(byte[] b) {
         try {
@@ -53,14 +56,14 @@ public final class MirrorLogFormat implements CacheFormat {
         if (h != null || LogHeader.isBlank(ByteBuffer.wrap(b))) {
             return h;
         }
-        Corrector.Fix fix = Corrector.correct(b, 0, LogLayout.HEADER_SIZE, LogHeader.MAGIC, 0, LogHeader.CRC_OFFSET,
+        String fix = Mend.mend(b, LogLayout.HEADER_SIZE, LogHeader.MAGIC, ZEROS, 0, LogHeader.CRC_OFFSET,
                 LogHeader.CRC_OFFSET, w -> decodeOrNull(w) != null);
         if (fix == null) {
-            return null;
+            return null; // a torn header write: the format's fallback is the other copy
         }
         f.overlay().patch(offset, b);
-        f.corrected("header copy " + which + ": byte " + fix.position() + " is damaged (the mirror would use the other, older copy)",
-                "header copy " + which + " byte " + fix.position() + " restored");
+        f.corrected("header copy " + which + ": " + fix + " is damaged (the mirror would use the other, older copy)",
+                "header copy " + which + " " + fix + " restored");
         return decodeOrNull(b);
     }
 
@@ -78,7 +81,10 @@ public final class MirrorLogFormat implements CacheFormat {
         LogHeader ha = copy(f, "A", LogLayout.HEADER_A);
         LogHeader hb = copy(f, "B", LogLayout.HEADER_B);
         if (ha == null && hb == null) {
-            f.fatal("header: neither copy is an intact mirror log header; the mirror refuses the device");
+            f.fatal("header: neither copy is an intact mirror log header, and which legs hold every write is kept only there,"
+                    + " so it cannot be rebuilt: if every leg is known to be current, zero the log device's first 8 KiB"
+                    + " (the mirror formats it at its next start and resyncs every region from the first leg), else copy"
+                    + " the good leg over the others first");
             return null;
         }
         LogHeader h = ha == null ? hb : hb == null ? ha : ha.sequence() >= hb.sequence() ? ha : hb;

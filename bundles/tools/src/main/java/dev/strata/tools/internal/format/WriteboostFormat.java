@@ -35,15 +35,57 @@ public final class WriteboostFormat implements CacheFormat {
     }
 
     @Override
-    public Findings scan(BlockDevice cache) throws IOException {
+    public Findings scan(BlockDevice cache, Hints hints) throws IOException {
         Findings f = new Findings(new Overlay(cache));
-        state(cache, f);
+        state(cache, f, hints);
         return f;
     }
 
-    private State state(BlockDevice cache, Findings f) throws IOException {
-        Superblock sb = Superblocks.read(f, Layout.BLOCK, Superblock.MAGIC, Superblock.CRC_FROM,
-                b -> Superblock.decode(ByteBuffer.wrap(b)));
+    private static final byte[] HEADER_MAGIC = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(RecordHeader.MAGIC).array();
+    /** Superblock bytes always zero. */
+    private static final int[] SB_ZEROS = {104, Layout.BLOCK};
+    /** Superblock record bytes always zero. */
+    private static final int[] REC_ZEROS = {12, 16, 44, 48, 68, 72, 92, Layout.BLOCK};
+
+    /**
+     * A superblock from the rest of the device: the cache UUID's hash from an intact superblock
+     * record (or a record header), which is all the log needs of it (the UUID is rebuilt as
+     * {@code hash:0}, which hashes the same); the segment count as the target formats it, from
+     * the device size; the backing size from the operator. No backing identity is recorded.
+     */
+    private static Superblocks.Rebuilt rebuild(Findings f, Hints h) throws IOException {
+        long size = f.overlay().size();
+        Long hash = null;
+        for (long slot : new long[] {Layout.RECORD_SLOT_0, Layout.RECORD_SLOT_1}) {
+            if (hash == null && slot + Layout.BLOCK <= size) {
+                ByteBuffer b = ByteBuffer.wrap(f.read(slot, Layout.BLOCK)).order(ByteOrder.LITTLE_ENDIAN);
+                if (SuperblockRecord.decode(b, b.getLong(72)) != null) {
+                    hash = b.getLong(72);
+                }
+            }
+        }
+        for (long off = Layout.FIRST_SEGMENT_OFFSET; hash == null && off + Layout.BLOCK <= size; off += Layout.SEGMENT_SIZE) {
+            RecordHeader rh = RecordHeader.decode(ByteBuffer.wrap(f.read(off, Layout.BLOCK)).order(ByteOrder.LITTLE_ENDIAN), 0);
+            if (rh != null) {
+                hash = rh.uuidHash();
+            }
+        }
+        if (hash == null) {
+            return null;
+        }
+        if (h.backingSize() == 0) {
+            return Superblocks.Rebuilt.refused("to rebuild it pass the backing device file (strata-tool repair CACHE BACKING)"
+                    + " or its size (--backing-size=BYTES)");
+        }
+        long segs = Math.min((size - Layout.FIRST_SEGMENT_OFFSET) / Layout.SEGMENT_SIZE, Integer.MAX_VALUE / Layout.SEGMENT_BLOCKS);
+        Superblock sb = Superblock.create(segs, new java.util.UUID(hash, 0), h.backingSize(), 0, null);
+        return Superblocks.Rebuilt.of(sb.encode().array(), segs + " segments from the device size, the cache's UUID hash "
+                + Long.toHexString(hash) + " from its log, backing size " + h.backingSize() + " as given; no backing identity recorded");
+    }
+
+    private State state(BlockDevice cache, Findings f, Hints hints) throws IOException {
+        Superblock sb = Superblocks.read(f, Layout.BLOCK, Superblock.MAGIC, Superblock.CRC_FROM, SB_ZEROS,
+                b -> Superblock.decode(ByteBuffer.wrap(b)), x -> rebuild(x, hints));
         if (sb == null) {
             return new State(null, null, null, null);
         }
@@ -52,8 +94,18 @@ public final class WriteboostFormat implements CacheFormat {
             return new State(sb, null, null, null);
         }
         SuperblockRecord rec = SuperblockRecord.newer(slot(f, 0, Layout.RECORD_SLOT_0, sb), slot(f, 1, Layout.RECORD_SLOT_1, sb));
+        if (rec == null && Mend.allZero(f.read(Layout.RECORD_SLOT_1, Layout.BLOCK))) {
+            // slot 1 takes the record's first update (sequence 1): never written, so slot 0 held the
+            // record the cache was formatted with, which names no written-back or reclaimed segment
+            rec = SuperblockRecord.initial(sb.uuidHash());
+            f.overlay().patch(rec.slotOffset(), rec.encode().array());
+            f.corrected("superblock record: slot 0 is unreadable (slot 1 was never written)",
+                    "superblock record rebuilt as the one the cache was formatted with (the record was never updated:"
+                            + " nothing was written back yet)");
+        }
         if (rec == null) {
-            f.fatal("superblock record: neither slot holds an intact record of this cache; the log's anchor is lost");
+            f.fatal("superblock record: neither slot holds an intact record of this cache, and which records were written back"
+                    + " is kept only there, so it cannot be rebuilt; restore the cache device from a copy, or write off its dirty data");
             return new State(sb, null, null, null);
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
@@ -64,28 +116,69 @@ public final class WriteboostFormat implements CacheFormat {
                 if (fixHeader(f, sb, c.segment(), c.start(), c.lastRecordId(), c.lastCrc(), "clean region")) {
                     continue;
                 }
+                // the clean region holds only copies the backing device has: drop it (reclaimed up to the written-back anchor)
                 f.lost("log: the clean region ends at segment " + c.segment() + " block " + c.start() + " (record "
                         + (c.lastRecordId() + 1) + " unreadable) before record " + rec.writtenBackLastRecordId(),
                         "the clean (written-back) copies of records " + (c.lastRecordId() + 1) + ".."
                                 + rec.writtenBackLastRecordId() + " are not kept in the cache: they are read from the backing device, nothing is lost");
-            }
-            if (!r.truncatedBy().startsWith("data CRC")
-                    && fixHeader(f, sb, r.nextSegment(), r.nextStart(), r.lastRecordId(), r.lastHeaderCrc(), "log")) {
+                rec = new SuperblockRecord(rec.sequence() + 1, rec.writtenBackSegment(), rec.writtenBackLastRecordId(),
+                        rec.writtenBackLastCrc(), rec.writtenBackSegment(), rec.writtenBackLastRecordId(), rec.writtenBackLastCrc(),
+                        rec.uuidHash(), rec.durableId(), rec.session());
+                f.overlay().patch(rec.slotOffset(), rec.encode().array());
                 continue;
             }
-            if (rec.durableId() > r.lastRecordId()) {
-                f.lost("log: it ends at record " + r.lastRecordId() + " (" + r.truncatedBy()
-                        + ") but the superblock record says records up to " + rec.durableId() + " are durable",
-                        "records " + (r.lastRecordId() + 1) + ".." + rec.durableId() + " (their blocks read what the backing device holds)");
-                SuperblockRecord fixed = new SuperblockRecord(rec.sequence() + 1, rec.writtenBackSegment(),
-                        rec.writtenBackLastRecordId(), rec.writtenBackLastCrc(), rec.reclaimedSegment(),
-                        rec.reclaimedLastRecordId(), rec.reclaimedLastCrc(), rec.uuidHash(), r.lastRecordId(), rec.session());
-                f.overlay().patch(fixed.slotOffset(), fixed.encode().array());
+            if (r.truncatedBy().startsWith("data CRC")) {
+                if (rec.durableId() > r.lastRecordId()) {
+                    f.lost("log: it ends at record " + r.lastRecordId() + " (" + r.truncatedBy()
+                            + ") but the superblock record says records up to " + rec.durableId() + " are durable",
+                            "records " + (r.lastRecordId() + 1) + ".." + rec.durableId() + " (their blocks read their earlier values)");
+                    rec = lowerDurable(f, rec, r);
+                }
+                return new State(sb, rec, r, counter);
             }
+            if (fixHeader(f, sb, r.nextSegment(), r.nextStart(), r.lastRecordId(), r.lastHeaderCrc(), "log")) {
+                continue;
+            }
+            long expect = r.lastRecordId() + 1;
+            LogRechain.Found next = r.nextStart() < Layout.SEGMENT_BLOCKS
+                    ? LogRechain.next(f, sb, r.nextSegment(), r.nextStart(), r.lastRecordId()) : null;
+            boolean damage = rec.durableId() >= expect || (next != null && next.header().durableId() >= expect);
+            if (!damage) {
+                return new State(sb, rec, r, counter); // the log simply ends (a power cut's unflushed tail)
+            }
+            if (next != null) {
+                LogRechain.Bridged br = LogRechain.bridge(f, sb, rec, r.nextSegment(), r.nextStart(), r.lastRecordId(),
+                        r.lastHeaderCrc(), next);
+                String ids = br.firstLostId() == br.lastLostId() ? "record " + br.firstLostId()
+                        : "records " + br.firstLostId() + ".." + br.lastLostId();
+                f.lost("log: the header of record " + expect + " (segment " + r.nextSegment() + " block " + r.nextStart()
+                        + ") is unreadable (" + r.truncatedBy() + "), damaged beyond its CRC; the log went on at segment "
+                        + next.segment() + " block " + next.block(),
+                        ids + " between segment " + r.nextSegment() + " block " + r.nextStart() + " and segment " + next.segment()
+                                + " block " + next.block() + ": the backing blocks they wrote cannot be named and read their"
+                                + " earlier values (the records after them are kept, renumbered)");
+                if (br.rec() != null) {
+                    rec = br.rec();
+                }
+                continue;
+            }
+            f.lost("log: it ends at record " + r.lastRecordId() + " (" + r.truncatedBy()
+                    + ") but the superblock record says records up to " + rec.durableId() + " are durable",
+                    "records " + expect + ".." + rec.durableId() + " (their blocks read their earlier values)");
+            rec = lowerDurable(f, rec, r);
             return new State(sb, rec, r, counter);
         }
         f.fatal("log: more than " + MAX_ROUNDS + " damaged headers; not repairable by this tool");
         return new State(sb, rec, null, null);
+    }
+
+    /** The superblock record with its durable id lowered to the log's last record, laid on the overlay. */
+    private static SuperblockRecord lowerDurable(Findings f, SuperblockRecord rec, Recovery.Result r) {
+        SuperblockRecord fixed = new SuperblockRecord(rec.sequence() + 1, rec.writtenBackSegment(),
+                rec.writtenBackLastRecordId(), rec.writtenBackLastCrc(), rec.reclaimedSegment(),
+                rec.reclaimedLastRecordId(), rec.reclaimedLastCrc(), rec.uuidHash(), r.lastRecordId(), rec.session());
+        f.overlay().patch(fixed.slotOffset(), fixed.encode().array());
+        return fixed;
     }
 
     private static SuperblockRecord slot(Findings f, int n, long offset, Superblock sb) throws IOException {
@@ -94,20 +187,19 @@ public final class WriteboostFormat implements CacheFormat {
         if (r != null || Superblocks.allZero(b)) {
             return r;
         }
-        Corrector.Fix fix = Corrector.correct(b, 0, Layout.BLOCK, SuperblockRecord.MAGIC, SuperblockRecord.CRC_FROM,
+        String fix = Mend.mend(b, Layout.BLOCK, SuperblockRecord.MAGIC, REC_ZEROS, SuperblockRecord.CRC_FROM,
                 w -> SuperblockRecord.decode(ByteBuffer.wrap(w), sb.uuidHash()) != null);
         if (fix == null) {
             return null; // a torn update (the other slot holds the state before it) or a foreign block
         }
         f.overlay().patch(offset, b);
-        f.corrected("superblock record slot " + n + ": byte " + fix.position() + " is damaged",
-                "superblock record slot " + n + " byte " + fix.position() + " restored");
+        f.corrected("superblock record slot " + n + ": " + fix + " is damaged", "superblock record slot " + n + " " + fix + " restored");
         return SuperblockRecord.decode(ByteBuffer.wrap(b), sb.uuidHash());
     }
 
     /**
      * Tries to make the header at block {@code blk} of segment {@code sid} the record expected
-     * there with one corrected byte; lays the fix on the overlay if so.
+     * there by mending it (magic, zero tail, one byte); lays the fix on the overlay if so.
      */
     private static boolean fixHeader(Findings f, Superblock sb, long sid, int blk, long lastId, int lastCrc,
             String region) throws IOException {
@@ -116,11 +208,12 @@ public final class WriteboostFormat implements CacheFormat {
         }
         long offset = sb.firstSegmentOffset() + (sid % sb.segmentCount()) * sb.segmentSize() + (long) blk * Layout.BLOCK;
         byte[] b = f.read(offset, Layout.BLOCK);
-        if (RecordHeader.decode(ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN), 0) != null) {
-            return false; // intact: the log ends here for another reason (stale, not chained)
+        if (RecordHeader.decode(ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN), 0) != null || Mend.allZero(b)) {
+            return false; // intact (the log ends here for another reason: stale, not chained) or never written
         }
-        byte[] magic = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(RecordHeader.MAGIC).array();
-        Corrector.Fix fix = Corrector.correct(b, 0, Layout.BLOCK, magic, RecordHeader.CRC_FROM, w -> {
+        int entries = Math.min(RecordHeader.MAX_ENTRIES, ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getShort(12) & 0xFFFF);
+        int[] zeros = {RecordHeader.FIXED + RecordHeader.ENTRY_SIZE * entries, Layout.BLOCK};
+        String fix = Mend.mend(b, Layout.BLOCK, HEADER_MAGIC, zeros, RecordHeader.CRC_FROM, w -> {
             RecordHeader h = RecordHeader.decode(ByteBuffer.wrap(w).order(ByteOrder.LITTLE_ENDIAN), 0);
             return h != null && Recovery.why(h, sb.uuidHash(), sid, blk, lastId + 1, lastCrc) == null;
         });
@@ -129,8 +222,8 @@ public final class WriteboostFormat implements CacheFormat {
         }
         f.overlay().patch(offset, b);
         f.corrected(region + ": the header of record " + (lastId + 1) + " (segment " + sid + " block " + blk
-                + ") has byte " + fix.position() + " damaged; the " + region + " stopped there",
-                "record " + (lastId + 1) + " header byte " + fix.position() + " restored");
+                + "): " + fix + " is damaged; the " + region + " stopped there",
+                "record " + (lastId + 1) + " header " + fix + " restored");
         return true;
     }
 
@@ -168,7 +261,7 @@ public final class WriteboostFormat implements CacheFormat {
     @Override
     public Map<String, Object> dump(BlockDevice cache, Findings ignored) throws IOException {
         Findings f = new Findings(new Overlay(cache));
-        State s = state(cache, f);
+        State s = state(cache, f, Hints.NONE);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("policy", Layout.POLICY);
         if (s.sb() == null) {

@@ -3,8 +3,8 @@ package dev.strata.cache.writeboost.internal.io;
 import dev.strata.api.CacheMode;
 import dev.strata.cache.support.tunables.Tunable;
 import dev.strata.cache.support.tunables.TunableTable;
+import dev.strata.cache.support.tunables.TunableValues;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -13,7 +13,7 @@ import java.util.Set;
  * a reader always sees one consistent set. The table (key, parser, range, default, doc) is
  * {@link #TABLE}; {@link #help()} renders it.
  */
-public final class Tunables {
+public final class Tunables extends TunableValues<Tunables> {
     public static final String WRITEBACK_THRESHOLD = "writeback_threshold";
     public static final String NR_MAX_BATCHED_WRITEBACK = "nr_max_batched_writeback";
     public static final String UPDATE_RECORD_INTERVAL = "update_record_interval";
@@ -67,7 +67,6 @@ public final class Tunables {
 
     public static final Tunables DEFAULTS = new Tunables(TABLE.defaults());
 
-    private final TunableTable.Snapshot values;
     // unpacked once: read on every request's path
     private final int writebackThreshold;
     private final int maxBatchedWriteback;
@@ -82,7 +81,7 @@ public final class Tunables {
     private final long ioTimeoutMillis;
 
     private Tunables(TunableTable.Snapshot v) {
-        this.values = v;
+        super(v);
         this.writebackThreshold = v.get(T_WRITEBACK_THRESHOLD).intValue();
         this.maxBatchedWriteback = v.get(T_BATCH).intValue();
         this.updateRecordInterval = v.get(T_RECORD).intValue();
@@ -96,21 +95,6 @@ public final class Tunables {
         this.writeAround = mode == CacheMode.WRITEAROUND;
         this.controller = v.get(T_CONTROLLER);
         this.ioTimeoutMillis = v.get(T_IO_TIMEOUT);
-    }
-
-    /** A copy with {@code key} set to {@code value}; throws InvalidArgumentException (one line) on a bad key or value. */
-    public Tunables with(String key, String value) {
-        return new Tunables(values.with(key, value));
-    }
-
-    /** Applies every tunable present in {@code args} (other keys are ignored). */
-    public Tunables withAll(Map<String, String> args) {
-        return new Tunables(values.withAll(args));
-    }
-
-    /** The tunables as key/values, in a stable order. */
-    public Map<String, String> asMap() {
-        return values.asMap();
     }
 
     /** One line per tunable: key=default (range): what it does. */
@@ -180,17 +164,7 @@ public final class Tunables {
     }
 
     @Override
-    public boolean equals(Object o) {
-        return o instanceof Tunables t && t.values.equals(values);
-    }
-
-    @Override
-    public int hashCode() {
-        return values.hashCode();
-    }
-
-    @Override
-    public String toString() {
-        return values.toString();
+    protected Tunables make(TunableTable.Snapshot v) {
+        return new Tunables(v);
     }
 }

@@ -30,7 +30,7 @@ final class Writeback {
         this.log = parts.log;
         this.stats = parts.stats;
         this.controller = ControllerBinding.withModulator(log.name, controllers);
-        this.batcher = new WritebackBatcher(BS, MAX_RUN, sorted);
+        this.batcher = new WritebackBatcher(BS, MAX_RUN, sorted, WritebackBatcher.IN_FLIGHT);
     }
 
     final ControllerBinding controller;

@@ -494,6 +494,7 @@ public final class WriteboostCache implements CacheTarget {
         } finally {
             stopDaemons(true);
             parts.writeback.controller.close();
+            parts.writeback.batcher.close();
             log.lock.lock();
             try {
                 log.closed = true;

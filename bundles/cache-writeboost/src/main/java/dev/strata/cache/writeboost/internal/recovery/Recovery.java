@@ -111,7 +111,9 @@ public final class Recovery {
         private final BlockDevice cache;
         private final Superblock sb;
         private final long maxSid;
-        private final java.util.concurrent.ExecutorService pool;
+        /** Read-ahead starts once the scan has moved through this many segments in a row (a short log reads inline). */
+        private static final int MIN_WINDOW = 4;
+        private java.util.concurrent.ExecutorService pool; // made at the first read ahead: a short scan starts no thread
         private final java.util.Map<Long, java.util.concurrent.Future<Header>> pending = new java.util.HashMap<>();
         private final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
         private long last = Long.MIN_VALUE;
@@ -122,12 +124,18 @@ public final class Recovery {
             this.cache = cache;
             this.sb = sb;
             this.maxSid = maxSid;
-            java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
-            this.pool = java.util.concurrent.Executors.newFixedThreadPool(8, r -> {
-                Thread t = new Thread(r, "strata-writeboost-recovery-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+        }
+
+        private java.util.concurrent.ExecutorService pool() {
+            if (pool == null) {
+                java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+                pool = java.util.concurrent.Executors.newFixedThreadPool(8, r -> {
+                    Thread t = new Thread(r, "strata-writeboost-recovery-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+            }
+            return pool;
         }
 
         /**
@@ -148,9 +156,9 @@ public final class Recovery {
             }
             last = sid;
             next = Math.max(next, sid);
-            while (next < sid + window && next <= maxSid) {
+            while (window >= MIN_WINDOW && next < sid + window && next <= maxSid) {
                 long s = next++;
-                pending.put(s, pool.submit(() -> {
+                pending.put(s, pool().submit(() -> {
                     ByteBuffer b = block();
                     cache.read(offset(sb, (int) (s % sb.segmentCount()), 0), b);
                     bytes.addAndGet(Layout.BLOCK);
@@ -186,6 +194,9 @@ public final class Recovery {
 
         @Override
         public void close() {
+            if (pool == null) {
+                return;
+            }
             pool.shutdownNow();
             try {
                 pool.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -280,7 +291,7 @@ public final class Recovery {
                 if (h.dataCount() > 0 && !durable(h, maxDurable, rec)) {
                     int len = h.dataCount() * Layout.BLOCK;
                     if (data == null || data.capacity() < len) {
-                        data = ByteBuffer.allocate(Layout.MAX_DATA * Layout.BLOCK);
+                        data = ByteBuffer.allocate(Math.max(len, data == null ? 0 : 2 * data.capacity())); // grown as needed, not 1 MiB up front
                     }
                     data.clear().limit(len);
                     cache.read(offset(sb, p.phys, h.startBlock() + 1), data);

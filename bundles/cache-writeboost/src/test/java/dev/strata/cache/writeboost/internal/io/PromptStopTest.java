@@ -122,8 +122,9 @@ class PromptStopTest {
         }
         wb.flush();
         backing.gated = true;
-        wb.message("writeback", "all"); // the writeback daemon starts a batch; its first write waits
-        await(() -> backing.waiting.get() == 1, "the first backing write of the batch");
+        wb.message("writeback", "all"); // the writeback daemon starts a batch; its first runs wait
+        int inFlight = dev.strata.cache.support.writeback.WritebackBatcher.IN_FLIGHT;
+        await(() -> backing.waiting.get() == inFlight, "the first backing writes of the batch");
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
             Future<?> close = pool.submit(() -> {
@@ -132,9 +133,9 @@ class PromptStopTest {
             });
             await(wb::writebackStopRequested, "close to stop the daemons");
             int issuedAtStop = backing.issued.get();
-            backing.permits.release(); // the one write in flight completes; nothing more may be issued
+            backing.permits.release(inFlight); // the writes in flight complete; nothing more may be issued
             close.get(60, TimeUnit.SECONDS);
-            assertEquals(issuedAtStop, backing.issued.get(), "close waited for more of the batch than the write in flight");
+            assertEquals(issuedAtStop, backing.issued.get(), "close waited for more of the batch than the writes in flight");
             assertTrue(issuedAtStop < BLOCKS / 2, issuedAtStop + " writes of the batch before close stopped it");
         } finally {
             backing.gated = false;

@@ -308,7 +308,8 @@ class WriteboostCacheTest {
         CountDownLatch writebackWriting = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         backing.failWrite = o -> {
-            if (o == 0 && Thread.currentThread().getName().equals("wbtest")) {
+            if (o == 0 && (Thread.currentThread().getName().equals("wbtest")
+                    || Thread.currentThread().getName().equals("strata-writeback-io"))) { // the batcher's runs
                 writebackWriting.countDown();
                 try {
                     release.await(30, TimeUnit.SECONDS);

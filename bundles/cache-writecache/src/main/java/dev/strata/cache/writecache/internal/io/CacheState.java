@@ -27,6 +27,11 @@ final class CacheState {
     final FreeSlots free;
     private final BitSet dirtySectors = new BitSet();
     private final BitSet underWriteback = new BitSet();
+    /** Slots forgotten while under writeback: released to the free list once their writeback ends. */
+    private final BitSet releaseAfterWriteback = new BitSet();
+    /** The backing blocks of the writeback batch in progress, sorted ({@link #writebackCount} of them). */
+    private long[] writebackBlocks = new long[0];
+    private int writebackCount;
     private final BitSet pendingBits = new BitSet();
     private int[] pendingDups = new int[16];
     private int pendingCount;
@@ -124,6 +129,54 @@ final class CacheState {
     }
 
     /**
+     * Releases a forgotten slot for reuse, or, while a writeback batch still reads it or writes
+     * its data to the backing device, once that batch ends ({@link #endWriteback}): a slot is
+     * never handed to another block under its writeback.
+     */
+    void releaseOrDefer(int slot) {
+        if (underWriteback.get(slot)) {
+            releaseAfterWriteback.set(slot);
+        } else {
+            free.release(slot);
+        }
+    }
+
+    /**
+     * A writeback batch starts: its slots are marked and its blocks published (sorted, in the
+     * caller's reused array) for {@link #writebackCovers}.
+     */
+    void beginWriteback(int[] slots, long[] sortedBlocks, int n) {
+        for (int i = 0; i < n; i++) {
+            underWriteback.set(slots[i]);
+        }
+        writebackBlocks = sortedBlocks;
+        writebackCount = n;
+    }
+
+    /** The batch ended (written back or failed): its slots are unmarked, deferred ones released, waiters woken. */
+    void endWriteback(int[] slots, int n) {
+        for (int i = 0; i < n; i++) {
+            underWriteback.clear(slots[i]);
+            if (releaseAfterWriteback.get(slots[i])) {
+                releaseAfterWriteback.clear(slots[i]);
+                free.release(slots[i]);
+            }
+        }
+        writebackCount = 0;
+        notifyAll();
+    }
+
+    /** Whether the writeback batch in progress writes any block of {@code [first, first + count)}. */
+    boolean writebackCovers(long first, long count) {
+        int i = Arrays.binarySearch(writebackBlocks, 0, writebackCount, first);
+        if (i >= 0) {
+            return true;
+        }
+        int next = -i - 1;
+        return next < writebackCount && writebackBlocks[next] < first + count;
+    }
+
+    /**
      * Links a freshly taken slot for {@code block} (stamped current); the older holder, if any,
      * waits for the commit. {@code holder} is the slot the caller found holding the block (-1:
      * none, and the tree is not walked again to unlink it).
@@ -161,14 +214,19 @@ final class CacheState {
         return p;
     }
 
-    /** Takes the older copies of blocks in {@code blocks} out of the pending list (their newer copy is being removed). */
-    int[] takePendingOf(java.util.Set<Long> blocks) {
+    private static final int[] NO_SLOTS = new int[0];
+
+    /** Takes the older copies of blocks in {@code sortedBlocks[0, count)} out of the pending list (their newer copy is being removed). */
+    int[] takePendingOf(long[] sortedBlocks, int count) {
+        if (pendingCount == 0 || count == 0) {
+            return NO_SLOTS;
+        }
         int[] out = new int[pendingCount];
         int n = 0;
         int keep = 0;
         for (int i = 0; i < pendingCount; i++) {
             int s = pendingDups[i];
-            if (blocks.contains(index.block(s))) {
+            if (Arrays.binarySearch(sortedBlocks, 0, count, index.block(s)) >= 0) {
                 out[n++] = s;
                 pendingBits.clear(s);
             } else {
@@ -194,15 +252,28 @@ final class CacheState {
     }
 
     /**
+     * Where {@link #takeDirtySectors} encodes, reused: its only callers are the committer's, under
+     * its lock, and they have written the runs before the next call.
+     */
+    private ByteBuffer encoded = ByteBuffer.allocate(0);
+
+    /**
      * Encodes every dirty metadata sector from memory, in runs of adjacent sectors (one write
      * each), and marks them clean. {@link #redirty} undoes it when the write fails.
      */
     List<SectorRun> takeDirtySectors() {
         List<SectorRun> runs = new ArrayList<>();
+        int sectors = dirtySectors.cardinality();
+        if (encoded.capacity() < sectors * Layout.SECTOR) {
+            encoded = ByteBuffer.allocate(Math.max(sectors, 64) * Layout.SECTOR);
+        }
+        int used = 0;
         int s = dirtySectors.nextSetBit(0);
         while (s >= 0) {
             int end = dirtySectors.nextClearBit(s);
-            ByteBuffer b = ByteBuffer.allocate((end - s) * Layout.SECTOR);
+            // little-endian like the format, so MetadataSector encodes into it without a view per entry
+            ByteBuffer b = encoded.slice(used, (end - s) * Layout.SECTOR).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            used += (end - s) * Layout.SECTOR;
             for (int sec = s; sec < end; sec++) {
                 encodeSector(sec, b, (sec - s) * Layout.SECTOR);
             }

@@ -4,6 +4,7 @@ import dev.strata.api.BlockDevice;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.format.Superblock;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -29,7 +30,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link Options#commitOrder} can reproduce that order, for the test that proves the crash
  * model catches it; nothing else sets it.
  *
- * <p>Lock order: {@link #lock} → the slot lock (write) → the state monitor.
+ * <p>Lock order: {@link #lock} → the slot lock (write) → the state monitor. Writeback takes
+ * {@link #lock} only to choose a batch and to remove it afterwards, never across its backing
+ * I/O: a slot it writes back is marked {@link CacheState#underWriteback} meanwhile, and a commit
+ * or removal that forgets such a slot leaves its release to the end of the batch
+ * ({@link CacheState#releaseOrDefer}).
  */
 final class Committer {
     final ReentrantLock lock = new ReentrantLock();
@@ -42,6 +47,9 @@ final class Committer {
     private final Stats counters;
     private final Options.CommitOrder order;
     private volatile Superblock superblock;
+    /** forgetDurably's work arrays, reused (it runs under {@link #lock}). */
+    private int[] forgotten = new int[0];
+    private long[] gone = new long[0];
 
     Committer(CacheState state, InFlight inFlight, ReadWriteLock slotLock, BlockDevice cache, BlockDevice backing,
             Failure failure, Stats counters, Options.CommitOrder order, Superblock superblock) {
@@ -138,7 +146,7 @@ final class Committer {
                     state.durable = next;
                     for (int s : superseded) {
                         state.forget(s);
-                        state.free.release(s);
+                        state.releaseOrDefer(s);
                     }
                 }
             } finally {
@@ -154,25 +162,36 @@ final class Committer {
      * over; the commit frees them).
      */
     void forgetDurably(int[] slots, long[] blocks, int count) throws IOException {
-        int[] forgotten = new int[count];
+        forgetDurably(slots, blocks, null, count);
+    }
+
+    /**
+     * As {@link #forgetDurably(int[], long[], int)}, and a slot is removed only if it still holds
+     * the copy stamped {@code seqs[i]} (writeback: the copy it wrote back, not a newer one).
+     */
+    void forgetDurably(int[] slots, long[] blocks, long[] seqs, int count) throws IOException {
+        if (forgotten.length < count) {
+            forgotten = new int[Math.max(count, 64)];
+            gone = new long[forgotten.length];
+        }
         int n = 0;
         int[] olderCopies;
         List<CacheState.SectorRun> runs;
         slotLock.writeLock().lock();
         try {
             synchronized (state) {
-                java.util.Set<Long> gone = new java.util.HashSet<>();
                 for (int i = 0; i < count; i++) {
-                    if (state.index.find(blocks[i]) == slots[i]) {
+                    if (state.index.find(blocks[i]) == slots[i] && (seqs == null || state.index.seq(slots[i]) == seqs[i])) {
                         state.index.remove(blocks[i]);
                         state.forget(slots[i]);
+                        gone[n] = blocks[i];
                         forgotten[n++] = slots[i];
-                        gone.add(blocks[i]);
                     }
                 }
                 // an older copy waiting for a commit still has a valid entry on the device: it must
                 // go too, or a crash would bring it back once the newer copy is gone
-                olderCopies = state.takePendingOf(gone);
+                Arrays.sort(gone, 0, n);
+                olderCopies = state.takePendingOf(gone, n);
                 for (int s : olderCopies) {
                     state.forget(s);
                 }
@@ -196,10 +215,10 @@ final class Committer {
         InFlight.awaitAll(inFlight.snapshot());
         synchronized (state) {
             for (int i = 0; i < n; i++) {
-                state.free.release(forgotten[i]);
+                state.releaseOrDefer(forgotten[i]);
             }
             for (int s : olderCopies) {
-                state.free.release(s);
+                state.releaseOrDefer(s);
             }
             state.notifyAll();
         }

@@ -3,6 +3,7 @@ package dev.strata.cache.writecache.internal.io;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.cache.support.tunables.Tunable;
 import dev.strata.cache.support.tunables.TunableTable;
+import dev.strata.cache.support.tunables.TunableValues;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,7 +15,7 @@ import java.util.Set;
  * valid). The table (key, parser, range, default, doc) is {@link #TABLE}; {@link #help()}
  * renders it. The one check that spans two keys (low ≤ high watermark) runs on the whole value.
  */
-public final class Tunables {
+public final class Tunables extends TunableValues<Tunables> {
     public static final String HIGH_WATERMARK = "high_watermark";
     public static final String LOW_WATERMARK = "low_watermark";
     public static final String WRITEBACK_BATCH = "writeback_batch";
@@ -59,7 +60,6 @@ public final class Tunables {
 
     public static final Tunables DEFAULTS = new Tunables(TABLE.defaults());
 
-    private final TunableTable.Snapshot values;
     // unpacked once: read on the background's and the write path's hot paths
     private final int highWatermark;
     private final int lowWatermark;
@@ -73,7 +73,7 @@ public final class Tunables {
     private final int writebackThreshold;
 
     private Tunables(TunableTable.Snapshot v) {
-        this.values = v;
+        super(v);
         this.highWatermark = v.get(T_HIGH).intValue();
         this.lowWatermark = v.get(T_LOW).intValue();
         this.writebackBatch = v.get(T_BATCH).intValue();
@@ -90,16 +90,6 @@ public final class Tunables {
         }
     }
 
-    /** This value with {@code key} set; throws InvalidArgumentException (one line, naming the key and range). */
-    public Tunables with(String key, String value) {
-        return new Tunables(values.with(key, value));
-    }
-
-    /** This value with every tunable key of {@code args} set (other keys ignored); checked as a whole. */
-    public Tunables withAll(Map<String, String> args) {
-        return new Tunables(values.withAll(args));
-    }
-
     /** One line per tunable: key=default (range): what it does. */
     public static String help() {
         return TABLE.help();
@@ -108,10 +98,6 @@ public final class Tunables {
     /** The tunables passed to the writeback controller's session (keys without the {@code writeback.} prefix). */
     public Map<String, String> controllerTunables() {
         return Map.of(WRITEBACK_THRESHOLD, Integer.toString(writebackThreshold));
-    }
-
-    public Map<String, String> asMap() {
-        return values.asMap();
     }
 
     public int highWatermark() {
@@ -155,17 +141,7 @@ public final class Tunables {
     }
 
     @Override
-    public boolean equals(Object o) {
-        return o instanceof Tunables t && t.values.equals(values);
-    }
-
-    @Override
-    public int hashCode() {
-        return values.hashCode();
-    }
-
-    @Override
-    public String toString() {
-        return values.toString();
+    protected Tunables make(TunableTable.Snapshot v) {
+        return new Tunables(v);
     }
 }

@@ -274,7 +274,7 @@ final class WritePath {
      * durably, so no crash can uncover an older backing value.
      */
     private void dropAfter(long block, int count, int flags, BackingOp op) throws IOException {
-        committer.lock.lock();
+        lockClearOfWriteback(block, count);
         try {
             int[] slots = new int[16];
             long[] blocks = new long[16];
@@ -305,6 +305,35 @@ final class WritePath {
                 }
             }
         } finally {
+            committer.lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the committer's lock once no writeback batch covers {@code [block, block + count)}:
+     * a batch writes its blocks to the backing device without that lock, and an older copy it
+     * writes back must not land after this request's backing write. Holding the lock, no batch
+     * can start (a batch is chosen under it). Waits only for a batch over these blocks.
+     */
+    private void lockClearOfWriteback(long block, int count) throws IOException {
+        while (true) {
+            synchronized (state) {
+                while (state.writebackCovers(block, count)) {
+                    try {
+                        state.wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted waiting for the writeback of blocks "
+                                + block + "+" + count);
+                    }
+                }
+            }
+            committer.lock.lock();
+            synchronized (state) {
+                if (!state.writebackCovers(block, count)) {
+                    return;
+                }
+            }
             committer.lock.unlock();
         }
     }

@@ -7,14 +7,36 @@ import dev.strata.cache.writecache.internal.index.SlotIndex;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Writeback of committed blocks: a batch is chosen (the oldest blocks, or the next ones in
  * backing order), read from the cache (one read per run of consecutive slots), written to the
  * backing device by cache-support's {@link WritebackBatcher} (sorted by backing block, adjacent
- * blocks merged into one write of at most {@link #MAX_RUN_BYTES}), the backing
+ * blocks merged into one write of at most {@link #MAX_RUN_BYTES}, several in flight), the backing
  * device flushed, and only then are the slots freed durably ({@link Committer#forgetDurably}).
- * A batch runs under the committer's lock, so no commit or removal interleaves with it.
+ *
+ * <h2>Locking</h2>
+ * One batch at a time ({@link #batchLock}: the batcher and the buffers are the batch's). The
+ * committer's lock is held only to choose the batch and to remove it afterwards, never while the
+ * batch waits on the backing device: a foreground FLUSH or FUA commit runs meanwhile. What keeps
+ * that safe:
+ * <ul>
+ * <li>the batch's slots are marked {@link CacheState#underWriteback}: none is overwritten in place
+ *     (they are committed anyway) nor chosen again, and a commit or removal that forgets one
+ *     releases it for reuse only when the batch ends ({@link CacheState#releaseOrDefer}), so the
+ *     data read and written back is the block's;
+ * <li>a foreground write of a block under writeback takes a new slot (a committed slot is never
+ *     overwritten); the removal at the end takes a slot out only if the index still maps the
+ *     block to it with the seq_count the batch read, so the newer copy stays cached and dirty;
+ * <li>a foreground request that writes the backing device over cached blocks (write-around,
+ *     discard, write-zeroes) first waits until no batch in progress covers its blocks
+ *     ({@link CacheState#writebackCovers}), so an older copy written back can never land on the
+ *     backing device after it;
+ * <li>a slot leaves the cache only after its data is durable on the backing device (flushed) and
+ *     its FREE entry durable in the cache metadata, as before.
+ * </ul>
+ * Lock order: {@link #batchLock} → the committer's lock → slot lock → state monitor.
  */
 final class Writeback {
     private final CacheState state;
@@ -23,11 +45,21 @@ final class Writeback {
     private final BlockDevice backing;
     private final Stats counters;
     private final int bs;
-    /** Sorted, merged backing writes (one batch at a time: batches run under the committer's lock). */
+    /** One batch at a time; held across the batch's backing I/O (no foreground request takes it). */
+    private final ReentrantLock batchLock = new ReentrantLock();
+    /** Sorted, merged backing writes, several in flight (one batch at a time: {@link #batchLock}). */
     private final WritebackBatcher batcher;
+    private final WritebackBatcher.Backing backingWriter;
     private ByteBuffer data;
     /** Every entry of a batch is a whole block (partial blocks are merged into their slot on write). */
     private int[] valid = new int[0];
+    // the batch, reused between batches (grown when a larger one is asked for): no allocation per batch
+    private long[] heapSeq = new long[0];
+    private int[] slots = new int[0];
+    private long[] blocks = new long[0];
+    private long[] seqs = new long[0];
+    /** The batch's blocks sorted, published in {@link CacheState} while the batch runs. */
+    private long[] covered = new long[0];
 
     Writeback(CacheState state, Committer committer, BlockDevice cache, BlockDevice backing, Stats counters,
             boolean sorted) {
@@ -38,7 +70,13 @@ final class Writeback {
         this.counters = counters;
         this.bs = state.layout.blockSize();
         // unsorted: the benchmarks' baseline only (Options.unsortedWriteback)
-        this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted);
+        this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted, WritebackBatcher.IN_FLIGHT);
+        this.backingWriter = (offset, src) -> backing.write(offset, src, 0);
+    }
+
+    /** Ends the batcher's writeback I/O threads. */
+    void close() {
+        batcher.close();
     }
 
     /** Most bytes merged into one backing write (the batcher stages a run in a buffer this big). */
@@ -59,35 +97,40 @@ final class Writeback {
 
     /** As {@link #oldest(int)}, only blocks stamped {@code maxSeq} or lower. */
     int oldest(int max, long maxSeq) throws IOException {
-        committer.lock.lock();
+        batchLock.lock();
         try {
-            int[] slots;
+            grow(max);
             int n;
-            synchronized (state) {
-                // a bounded max-heap on seq_count keeps the max oldest in one pass over the slots
-                long[] hs = new long[max];
-                int[] hsl = new int[max];
-                n = 0;
-                for (int s = 0; s < state.slots(); s++) {
-                    if (!eligible(s) || state.index.seq(s) > maxSeq) {
-                        continue;
+            committer.lock.lock();
+            try {
+                synchronized (state) {
+                    // a bounded max-heap on seq_count keeps the max oldest in one pass over the slots
+                    long[] hs = heapSeq;
+                    int[] hsl = slots;
+                    n = 0;
+                    for (int s = 0; s < state.slots(); s++) {
+                        if (!eligible(s) || state.index.seq(s) > maxSeq) {
+                            continue;
+                        }
+                        long q = state.index.seq(s);
+                        if (n < max) {
+                            hs[n] = q;
+                            hsl[n] = s;
+                            up(hs, hsl, n++);
+                        } else if (q < hs[0]) {
+                            hs[0] = q;
+                            hsl[0] = s;
+                            down(hs, hsl, n);
+                        }
                     }
-                    long q = state.index.seq(s);
-                    if (n < max) {
-                        hs[n] = q;
-                        hsl[n] = s;
-                        up(hs, hsl, n++);
-                    } else if (q < hs[0]) {
-                        hs[0] = q;
-                        hsl[0] = s;
-                        down(hs, hsl, n);
-                    }
+                    claim(n);
                 }
-                slots = Arrays.copyOf(hsl, n);
+            } finally {
+                committer.lock.unlock();
             }
-            return run(slots, n);
+            return run(n);
         } finally {
-            committer.lock.unlock();
+            batchLock.unlock();
         }
     }
 
@@ -97,45 +140,73 @@ final class Writeback {
      * counts into {@code done[0]}.
      */
     long inOrder(long from, int max, long[] done) throws IOException {
-        committer.lock.lock();
+        batchLock.lock();
         try {
-            int[] slots = new int[max];
+            grow(max);
             int n = 0;
             long at = from;
-            synchronized (state) {
-                while (n < max) {
-                    int s = state.index.ceiling(at);
-                    if (s < 0) {
-                        at = -1;
-                        break;
+            committer.lock.lock();
+            try {
+                synchronized (state) {
+                    while (n < max) {
+                        int s = state.index.ceiling(at);
+                        if (s < 0) {
+                            at = -1;
+                            break;
+                        }
+                        at = state.index.block(s) + 1;
+                        if (eligible(s)) {
+                            slots[n++] = s;
+                        }
                     }
-                    at = state.index.block(s) + 1;
-                    if (eligible(s)) {
-                        slots[n++] = s;
-                    }
+                    claim(n);
                 }
+            } finally {
+                committer.lock.unlock();
             }
-            done[0] += run(slots, n);
+            done[0] += run(n);
             return at;
         } finally {
-            committer.lock.unlock();
+            batchLock.unlock();
         }
     }
 
-    private int run(int[] slots, int n) throws IOException {
+    private void grow(int max) {
+        if (slots.length < max) {
+            int len = Math.max(max, 64);
+            heapSeq = new long[len];
+            slots = new int[len];
+            blocks = new long[len];
+            seqs = new long[len];
+            covered = new long[len];
+        }
+    }
+
+    /**
+     * Under the committer's lock and the state monitor: takes slots {@code [0, n)} for the batch
+     * (in cache order, so that consecutive slots are read with one request), notes each one's
+     * block and seq_count, marks them under writeback and publishes their blocks.
+     */
+    private void claim(int n) {
+        if (n == 0) {
+            return;
+        }
+        Arrays.sort(slots, 0, n);
+        for (int i = 0; i < n; i++) {
+            blocks[i] = state.index.block(slots[i]);
+            seqs[i] = state.index.seq(slots[i]);
+        }
+        System.arraycopy(blocks, 0, covered, 0, n);
+        Arrays.sort(covered, 0, n);
+        state.beginWriteback(slots, covered, n);
+    }
+
+    /** The batch's I/O, with no lock that foreground requests take; then its removal under the committer's lock. */
+    private int run(int n) throws IOException {
         if (n == 0) {
             return 0;
         }
-        // in cache order, so that consecutive slots are read with one request; the batcher sorts
-        // by backing block and merges adjacent blocks into one backing write
-        Arrays.sort(slots, 0, n);
-        long[] blocks = new long[n];
-        synchronized (state) {
-            for (int i = 0; i < n; i++) {
-                blocks[i] = state.index.block(slots[i]);
-                state.setUnderWriteback(slots[i], true);
-            }
-        }
+        boolean ended = false;
         try {
             ByteBuffer data = buffer(n);
             int k = 0;
@@ -151,21 +222,35 @@ final class Writeback {
                 valid = new int[Math.max(n, 64)];
                 Arrays.fill(valid, batcher.fullMask());
             }
-            batcher.write(n, blocks, valid, data, (offset, src) -> backing.write(offset, src, 0));
+            // the batcher sorts by backing block, merges adjacent blocks and keeps several runs in
+            // flight; it returns once every run has ended, so the flush covers them all
+            batcher.write(n, blocks, valid, data, backingWriter);
             backing.flush();
+            committer.lock.lock();
+            try {
+                synchronized (state) {
+                    state.endWriteback(slots, n);
+                }
+                ended = true;
+                committer.forgetDurably(slots, blocks, seqs, n);
+            } finally {
+                committer.lock.unlock();
+            }
         } catch (IOException | RuntimeException e) {
             counters.writebackErrors.increment();
-            clearUnderWriteback(slots, n);
+            if (!ended) {
+                synchronized (state) {
+                    state.endWriteback(slots, n);
+                }
+            }
             throw e;
         }
-        clearUnderWriteback(slots, n);
-        committer.forgetDurably(slots, blocks, n);
         counters.writtenBack.add(n);
         counters.writebackBatches.increment();
         return n;
     }
 
-    /** The batch's data buffer (entry i at i * bs), kept between batches (writeback runs one batch at a time). */
+    /** The batch's data buffer (entry i at i * bs), kept between batches (one batch at a time). */
     private ByteBuffer buffer(int n) {
         if (data == null || data.capacity() < n * bs) {
             // a whole number of alignment units: Buffers.aligned trims both ends of its allocation
@@ -175,14 +260,6 @@ final class Writeback {
             data = Buffers.aligned((bytes + Buffers.ALIGNMENT - 1) / Buffers.ALIGNMENT * Buffers.ALIGNMENT);
         }
         return data.clear();
-    }
-
-    private void clearUnderWriteback(int[] slots, int n) {
-        synchronized (state) {
-            for (int i = 0; i < n; i++) {
-                state.setUnderWriteback(slots[i], false);
-            }
-        }
     }
 
     private static void up(long[] h, int[] s, int i) {

@@ -33,9 +33,12 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *     it is held for index updates, and during a partial-block read-modify-write;
  * <li>the slot lock: readers of cache slots hold it shared from resolving a slot until its data
  *     is read; freeing a slot takes it exclusive, so no slot is reused under a reader;
- * <li>{@link Committer#lock}: one metadata writer at a time (commit, removal, writeback batch).
+ * <li>{@link Committer#lock}: one metadata writer at a time (commit, removal); a writeback batch
+ *     takes it only to choose its blocks and to remove them afterwards, never across its backing
+ *     I/O (see {@link Writeback});
+ * <li>the writeback batch lock, inside {@link Writeback}: one batch at a time.
  * </ul>
- * Order: committer lock → slot lock → state monitor. Waiting for an in-flight data write is
+ * Order: writeback batch lock → committer lock → slot lock → state monitor. Waiting for an in-flight data write is
  * allowed under any of them (data writes take none).
  */
 public final class WritecacheTarget implements CacheTarget {
@@ -383,6 +386,7 @@ public final class WritecacheTarget implements CacheTarget {
         try {
             committer.commit();
         } finally {
+            writeback.close();
             if (fuaPool != null) {
                 fuaPool.shutdown();
                 try {

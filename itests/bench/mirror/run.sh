@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Mirror benchmarks (issue 15; not tests), every ratio from one run. Usage:
+#
+#   itests/bench/mirror/run.sh [--quick] [--reps N] [--out DIR] [--only inproc,fio]
+#
+# inproc  MirrorBench.java in one JVM over files on the local disk (no NBD): (a) resync after a
+#         crash — bytes resynced against dirty regions × region size, legs compared; (c) log round
+#         trips per flush and writes/s with the disk: log, integrated flush vs naive
+#         (integrated_flush=false), and hot-region writes disk: vs core log.
+# fio     (b) through Strata's NBD export with fio's nbd engine, as the suite measures: a mirror
+#         over two file legs vs each leg alone (sequential 1 MiB writes vs the slower leg;
+#         4 KiB random reads vs one leg), and the same over two spindle legs (the test kit's disk
+#         model: one request at a time, as a disk serves them) where spreading reads can pay.
+#         Systems alternate within each repetition.
+# Writes summary.md (uptime at start and end, the tables, the ratios), raw.tsv, fio JSON and logs
+# under --out (default itests/bench/target/mirror-DATE). Needs fio, jq, nbdinfo, a JDK and the
+# built distribution (mvn -B -q -DskipTests package).
+set -u
+set -o pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH=$(cd "$HERE/.." && pwd)
+ROOT=$(cd "$BENCH/../.." && pwd)
+JOBS=$BENCH/jobs
+QUICK=0 REPS="" OUT="" ONLY=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --reps) REPS=${2:?--reps needs a number}; shift ;;
+        --out) OUT=${2:?--out needs a directory}; shift ;;
+        --only) ONLY=${2:?--only needs a list}; shift ;;
+        -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "mirror bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ -n "$REPS" ] || { [ $QUICK -eq 1 ] && REPS=2 || REPS=3; }
+case "$REPS" in ''|*[!0-9]*|0) echo "mirror bench: --reps needs a positive number" >&2; exit 2 ;; esac
+wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+for t in fio jq nbdinfo setsid fallocate javac java; do
+    command -v "$t" >/dev/null 2>&1 || { echo "mirror bench: '$t' not found; see itests/bench/README.md (What it needs)" >&2; exit 1; }
+done
+
+. "$BENCH/lib/common.sh"
+. "$BENCH/lib/strata.sh"
+. "$BENCH/lib/session.sh"
+declare -A SYS_NOTE=()
+ALL_WORKLOADS="" ; declare -A SYSTEMS_OF=()
+bench_session strata-mirrorbench "$BENCH/target/mirror-$(date -u +%Y%m%d-%H%M%S)"
+SUMMARY=$RESULTS/summary.md
+if [ $QUICK -eq 1 ]; then
+    MODE=quick LEG_SIZE=512M REGION=256M RUNTIME=2 IO=2G
+else
+    MODE=full LEG_SIZE=2G REGION=1G RUNTIME=5 IO=8G
+fi
+{
+    echo "# Mirror benchmarks ($MODE, $REPS repetitions)"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- commit: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!docs' 2>/dev/null || echo ' +local changes')"
+    echo "- uptime at start: $(uptime)"
+    echo
+} >"$SUMMARY"
+
+# --- in process ----------------------------------------------------------------------------
+if wanted inproc; then
+    MJAR=$(ls "$ROOT"/bundles/mirror/target/dev.strata.mirror-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+    API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar 2>/dev/null | head -1 || true)
+    if [ -z "$MJAR" ] || [ -z "$API" ]; then
+        (cd "$ROOT" && mvn -B -o -q -pl bundles/mirror -am package -DskipTests) || die "building the mirror bundle failed"
+        MJAR=$(ls "$ROOT"/bundles/mirror/target/dev.strata.mirror-*.jar | grep -v sources | head -1)
+        API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar | head -1)
+    fi
+    CLS=$BENCH_TMP/classes
+    mkdir -p "$CLS"
+    javac -d "$CLS" -cp "$MJAR:$API" "$HERE/MirrorBench.java" || die "MirrorBench.java does not compile"
+    say "mirror bench: in process (resync after a crash, log round trips) in $DATA"
+    ARGS=("$DATA")
+    [ $QUICK -eq 1 ] && ARGS+=(--quick)
+    java -Xmx1g -cp "$CLS:$MJAR:$API" MirrorBench "${ARGS[@]}" | tee -a "$SUMMARY" || die "MirrorBench failed"
+fi
+
+# --- through NBD with fio ------------------------------------------------------------------
+if wanted fio; then
+    strata_available || die "$STRATA_NOTE; build it with: mvn -B -q -DskipTests package"
+    strata_prepare_home
+    strata_start || die "$STRATA_NOTE"
+    for f in la lb sa sb xa xb xsa xsb; do fallocate -l "$LEG_SIZE" "$DATA/$f.img"; done
+    fallocate -l 1M "$DATA/mlog.img"
+    fallocate -l 1M "$DATA/slog.img"
+    strata_must "dev:create la file path=$DATA/la.img"
+    strata_must "dev:create lb file path=$DATA/lb.img"
+    strata_must "dev:create mlog file path=$DATA/mlog.img"
+    strata_must "dev:create mfile mirror legs=la,lb region_size=512k log=disk:mlog nosync=true"
+    strata_must "dev:create sa0 file path=$DATA/sa.img"
+    strata_must "dev:create sb0 file path=$DATA/sb.img"
+    strata_must "dev:create sa spindle device=sa0 seed=1"
+    strata_must "dev:create sb spindle device=sb0 seed=2"
+    strata_must "dev:create slog file path=$DATA/slog.img"
+    strata_must "dev:create mspin mirror legs=sa,sb region_size=512k log=disk:slog nosync=true"
+    # "one leg alone" is a third file (and a third spindle) of the same kind on the same disk: a
+    # mirror claims its legs, and a leg's file is never opened by a second device
+    strata_must "dev:create xa file path=$DATA/xa.img"
+    strata_must "dev:create xb file path=$DATA/xb.img"
+    strata_must "dev:create xsa0 file path=$DATA/xsa.img"
+    strata_must "dev:create xsa spindle device=xsa0 seed=1"
+    strata_must "dev:create xsb0 file path=$DATA/xsb.img"
+    strata_must "dev:create xsb spindle device=xsb0 seed=2"
+    for e in mfile mspin xa xb xsa xsb; do strata_export "$e" "$e"; done
+    uri() { echo "nbd://127.0.0.1:${STRATA_PORT[$1]}/$1"; }
+    # the regions the workloads touch are written once through every system first
+    for e in mfile xa xb; do
+        BENCH_REGION=$REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-$e.json" "" "$JOBS/prep-fill.fio" \
+            --ioengine=nbd --uri="$(uri "$e")" || die "prefill of $e failed"
+    done
+    measure() { # WORKLOAD SYSTEM REP JOB [REGION]
+        local w=$1 s=$2 rep=$3 job=$4 region=${5:-$REGION} out=$RESULTS/json/$1-$2-$3.json
+        if BENCH_REGION=$region BENCH_IO=$IO BENCH_RUNTIME=$RUNTIME run_fio_job "$out" "${PGIDS[strata]}" "$job" \
+            --ioengine=nbd --uri="$(uri "$s")"; then
+            read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
+            record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
+            say "$w rep $rep $s: $mibs MiB/s, $iops IOPS, p99 $p99 us"
+        else
+            record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"
+        fi
+    }
+    SPIN_REGION=64M
+    for ((rep = 1; rep <= REPS; rep++)); do
+        for s in xa xb mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
+        for s in xa mfile; do measure randread-4k "$s" "$rep" "$JOBS/randread-4k.fio"; done
+        for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
+        for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
+    done
+    strata_cmd "mirror:status" && { echo "--- mirror:status after the run"; cat <<<"$STRATA_OUT"; } >"$RESULTS/status.txt"
+    # medians, and the ratio of each repetition (the systems of one repetition ran back to back,
+    # so a ratio is fairer than a ratio of medians on a shared machine), then their median
+    val() { awk -F'\t' -v w="$1" -v s="$2" -v r="$3" -v f="$4" '$1==w && $2==s && $3==r && $f!="" {print $f}' "$RESULTS/raw.tsv"; }
+    median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+    med() { awk -F'\t' -v w="$1" -v s="$2" -v f="$3" '$1==w && $2==s && $f!="" {print $f}' "$RESULTS/raw.tsv" | median; }
+    rep_ratios() { # WORKLOAD MIRROR FIELD LEG… : per repetition, mirror / the slowest leg alone
+        local w=$1 m=$2 f=$3 r; shift 3
+        for ((r = 1; r <= REPS; r++)); do
+            local legs="" l
+            for l in "$@"; do legs="$legs $(val "$w" "$l" "$r" "$f")"; done
+            awk -v a="$(val "$w" "$m" "$r" "$f")" -v legs="$legs" 'BEGIN { n = split(legs, v, " "); if (a == "" || n == 0) exit;
+                min = v[1]; for (i = 2; i <= n; i++) if (v[i] < min) min = v[i]; if (min > 0) printf "%.2f\n", a / min }'
+        done
+    }
+    {
+        echo "## mirror vs one leg, through NBD (fio nbd engine, $REPS repetitions)"
+        echo
+        echo "| workload | legs | leg alone (median) | mirror (median) | mirror / leg, per repetition | median ratio | goal |"
+        echo "|---|---|---|---|---|---|---|"
+        for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "randread-4k file 5 IOPS ≥1.5 mfile xa" \
+                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa"; do
+            read -r w kind f unit goal m legs <<<"$row"
+            # shellcheck disable=SC2086
+            ratios=$(rep_ratios "$w" "$m" "$f" $legs)
+            alone=""
+            for l in $legs; do alone="$alone${alone:+ / }$(med "$w" "$l" "$f")"; done
+            echo "| ${w%-spindle} | two $kind legs | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
+        done
+        echo
+        echo "(seqwrite: against the slower of the two legs alone in the same repetition; randread: against one leg.)"
+        echo "Reads per leg after the run (mirror:status): $(grep -E '^  legs' "$RESULTS/status.txt" | tr -s ' ' | tr '\n' ';')"
+        echo
+    } | tee -a "$SUMMARY"
+fi
+echo "- uptime at end: $(uptime)" >>"$SUMMARY"
+say "mirror bench: results in $RESULTS (summary.md)"

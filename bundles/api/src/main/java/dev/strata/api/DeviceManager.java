@@ -106,6 +106,20 @@ public interface DeviceManager {
     }
 
     /**
+     * Checks a {@link #switchTarget} without changing anything (before the caller drains the old
+     * target for it): every mistake it would refuse for its arguments and devices is thrown here.
+     *
+     * @return whether the new target adopts the old one's state, dirty data included (no drain
+     *         needed, and the cached data is kept)
+     * @throws InvalidArgumentException as {@link #switchTarget}, except for dirty data
+     * @since 1.7
+     */
+    default boolean checkSwitch(String name, String type, Map<String, String> arguments, String backing,
+            Map<String, String> firstBuild) throws IOException {
+        throw new InvalidArgumentException("this device manager cannot switch a device's target");
+    }
+
+    /**
      * Replaces a cache device's target by one of another {@code type} over the same backing device
      * ({@code cache:switch}): {@code arguments} plus the factory's
      * {@link TargetFactory#backingArgument() backing argument} naming {@code backing}, which must be
@@ -127,23 +141,45 @@ public interface DeviceManager {
      *         nothing changed, nothing paused)
      * @since 1.7
      */
-    /**
-     * Checks a {@link #switchTarget} without changing anything (before the caller drains the old
-     * target for it): every mistake it would refuse for its arguments and devices is thrown here.
-     *
-     * @return whether the new target adopts the old one's state, dirty data included (no drain
-     *         needed, and the cached data is kept)
-     * @throws InvalidArgumentException as {@link #switchTarget}, except for dirty data
-     * @since 1.7
-     */
-    default boolean checkSwitch(String name, String type, Map<String, String> arguments, String backing,
+    default DeviceInfo switchTarget(String name, String type, Map<String, String> arguments, String backing,
             Map<String, String> firstBuild) throws IOException {
         throw new InvalidArgumentException("this device manager cannot switch a device's target");
     }
 
-    default DeviceInfo switchTarget(String name, String type, Map<String, String> arguments, String backing,
-            Map<String, String> firstBuild) throws IOException {
-        throw new InvalidArgumentException("this device manager cannot switch a device's target");
+    /**
+     * Moves a live cache to another cache device without writing its dirty data to the slow device
+     * ({@code cache:replace}): the device's cache device is copied to {@code newCache} while I/O
+     * continues (blocks the target writes meanwhile are tracked and copied again), then, in one
+     * short suspend, what changed since is copied, the target is reopened over {@code newCache}
+     * from the copy, and the device's definition names {@code newCache}. The old cache device is
+     * then marked blank (its first block zeroed), so that no later open serves its stale copies.
+     * Persisted so that a restart, also after a crash at any point, finds the cache on exactly one
+     * of the two devices, with every block that was durable.
+     * <p>
+     * Cancellation: interrupting the caller before the suspend stops the copy and leaves the cache
+     * as it was (on its old device); {@code newCache} is left blank.
+     *
+     * @throws InvalidArgumentException no such device, not a cache, {@code newCache} missing, the
+     *         same device, in use, stacked on the device, or smaller than the old cache device
+     *         (one line, nothing changed)
+     * @throws InterruptedException cancelled before the suspend; nothing changed
+     * @since 1.7
+     */
+    default DeviceInfo replace(String name, String newCache, ReplaceProgress progress)
+            throws IOException, InterruptedException {
+        throw new InvalidArgumentException("this device manager cannot replace a cache device");
+    }
+
+    /** How far {@link #replace} has got. */
+    @FunctionalInterface
+    interface ReplaceProgress {
+        /**
+         * @param copiedBytes bytes copied to the new cache device so far (recopies included)
+         * @param leftBytes   bytes known to need copying now (changes as writes arrive)
+         * @param pass        the copy pass (1: the whole device; later ones: what was written meanwhile);
+         *                    0 once: the pause has begun, from then on a cancel is too late
+         */
+        void update(long copiedBytes, long leftBytes, int pass);
     }
 
     /**

@@ -309,7 +309,7 @@ final class Attacher {
                     continue;
                 }
                 byName.put(def.get().name(), def.get());
-                if (def.get().stagedFor() != null) {
+                if (def.get().stagedFor() != null && !Replacer.JOURNAL_TYPE.equals(def.get().type())) {
                     staged.add(def.get());
                 }
             }

@@ -17,6 +17,7 @@ final class Core {
     final Attacher attacher;
     final Collapser collapser;
     final Switcher switcher;
+    final Replacer replacer;
     private volatile Settings settings;
     volatile boolean stopped;
 
@@ -31,6 +32,7 @@ final class Core {
         attacher = new Attacher(this);
         collapser = new Collapser(this);
         switcher = new Switcher(this);
+        replacer = new Replacer(this);
     }
 
     Settings settings() {

@@ -332,6 +332,13 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     @Override
+    public DeviceInfo replace(String name, String newCache, ReplaceProgress progress)
+            throws IOException, InterruptedException {
+        core.replacer.replace(name, newCache, progress);
+        return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
+    }
+
+    @Override
     public <T, R> R withTarget(String name, Class<T> type, TargetCall<? super T, R> call)
             throws IOException, InterruptedException {
         return core.operations.withTarget(name, type, call);

@@ -52,6 +52,8 @@ final class MappedDevice {
     volatile String storeKey;
     volatile String waitingFor;
     volatile String lastError;
+    /** Set while {@code cache:replace} copies this device: every completed write marks it ({@link Replacer}). */
+    volatile WriteTracker tracker;
     /** How long the gate was closed by the last attach swap, in nanoseconds (-1: none yet). */
     volatile long lastSwapPauseNanos = -1;
 
@@ -106,7 +108,11 @@ final class MappedDevice {
         gate.enter(name, offset, timeout());
         try {
             int n = src.remaining();
-            target.write(offset, src, flags);
+            try {
+                target.write(offset, src, flags);
+            } finally {
+                track(offset, n);
+            }
             writes.increment();
             writtenBytes.add(n);
         } catch (IOException e) {
@@ -133,7 +139,11 @@ final class MappedDevice {
     void discard(long offset, long length) throws IOException {
         gate.enter(name, offset, timeout());
         try {
-            target.discard(offset, length);
+            try {
+                target.discard(offset, length);
+            } finally {
+                track(offset, length);
+            }
             discards.increment();
         } catch (IOException e) {
             errors.increment();
@@ -146,13 +156,25 @@ final class MappedDevice {
     void writeZeroes(long offset, long length, int flags) throws IOException {
         gate.enter(name, offset, timeout());
         try {
-            target.writeZeroes(offset, length, flags);
+            try {
+                target.writeZeroes(offset, length, flags);
+            } finally {
+                track(offset, length);
+            }
             zeroes.increment();
         } catch (IOException e) {
             errors.increment();
             throw e;
         } finally {
             gate.exit();
+        }
+    }
+
+    /** After a write-like call (also a failed one: it may have changed part of the range). */
+    private void track(long offset, long length) {
+        WriteTracker w = tracker;
+        if (w != null) {
+            w.mark(offset, length);
         }
     }
 

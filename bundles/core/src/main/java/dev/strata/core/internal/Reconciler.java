@@ -166,6 +166,7 @@ final class Reconciler {
             d.lastError = null;
             Target t = core.lifecycle.build(d, entry, def, lowers);
             core.lifecycle.attach(d, entry, t);
+            core.replacer.built(d); // an interrupted cache:replace may have left a copy to blank on it
             LOG.info("device {} is up: {}", d.name, def.tableLine());
             return true;
         } catch (IOException | RuntimeException e) {

@@ -54,6 +54,7 @@ final class StoreSync {
      * the background when what they need appears).
      */
     void loadAll() {
+        core.replacer.recover(store); // first: Attacher.recover leaves its journals alone
         Attacher.recover(store);
         try {
             for (String key : store.keys()) {

@@ -47,6 +47,7 @@ final class LiveStack implements AutoCloseable {
     private final ThreadIOImpl tio = new ThreadIOImpl();
     private final CommandProcessorImpl processor;
     final CacheCommands commands = new CacheCommands(null);
+    final ReplaceCommand replace = new ReplaceCommand(null, System::nanoTime);
     /** Each crash target's writes pass one of these (by disk name), so a writeback can be held half-way. */
     final Map<String, GatedDevice> gates = new ConcurrentHashMap<>();
     CommandSession session;
@@ -63,6 +64,7 @@ final class LiveStack implements AutoCloseable {
         for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach", "switch")) {
             processor.addCommand("cache", commands, f);
         }
+        processor.addCommand("cache", replace, "replace");
         try {
             startManager();
         } catch (RuntimeException e) {
@@ -84,6 +86,7 @@ final class LiveStack implements AutoCloseable {
                 "test", "0", 0, 5));
         manager.loadStored();
         commands.manager = manager;
+        replace.manager = manager;
         out = new ByteArrayOutputStream();
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
     }

@@ -1,0 +1,261 @@
+package dev.strata.cache.commands.internal;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+import org.apache.felix.service.command.CommandSession;
+import org.apache.felix.service.command.Descriptor;
+import org.apache.felix.service.command.Parameter;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceManager;
+import dev.strata.api.InvalidArgumentException;
+
+/**
+ * {@code cache:replace DEV cache=NEW}: moves a live cache to another cache device without writing
+ * its dirty data back ({@link DeviceManager#replace}), with a progress line; Ctrl-C or
+ * {@code cache:replace --cancel DEV} from another console stops the copy and leaves the cache on
+ * its old device, until the pause has begun. A component of its own (scope {@code cache}), so that
+ * the other {@code cache:} commands need no change for it.
+ */
+@Component(service = ReplaceCommand.class, property = {"osgi.command.scope=cache", "osgi.command.function=replace"})
+public final class ReplaceCommand {
+
+    @Reference
+    DeviceManager manager;
+
+    private final Map<String, Run> runs = new ConcurrentHashMap<>();
+    private final LongSupplier nanoTime;
+
+    public ReplaceCommand() {
+        this(null, System::nanoTime);
+    }
+
+    /** For tests. */
+    ReplaceCommand(DeviceManager manager, LongSupplier nanoTime) {
+        this.manager = manager;
+        this.nanoTime = nanoTime;
+    }
+
+    @Descriptor("move a cache to another cache device without writing its dirty data back: the cache device is "
+            + "copied while I/O continues (progress; Ctrl-C or cache:replace --cancel DEV keeps the old one), then the "
+            + "target switches to the copy in one short pause; the old cache device is left blank")
+    public String replace(CommandSession session,
+            @Descriptor("stop the cache:replace of DEV running on another console; the cache stays where it was")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
+            @Descriptor("DEV cache=NEWDEV (with --cancel: DEV)") String... words) throws IOException, InterruptedException {
+        if (cancel) {
+            if (words == null || words.length != 1 || words[0].contains("=")) {
+                throw new InvalidArgumentException(usage());
+            }
+            return cancel(words[0]);
+        }
+        if (words == null || words.length != 2 || words[0].contains("=") || words[1].indexOf('=') <= 0) {
+            throw new InvalidArgumentException(usage());
+        }
+        String device = words[0];
+        String key = words[1].substring(0, words[1].indexOf('='));
+        String target = words[1].substring(words[1].indexOf('=') + 1);
+        String[] current = manager.withTarget(device, CacheTarget.class,
+                c -> new String[] {c.cacheDeviceArgument(), String.valueOf(c.dirtyBlocks())});
+        if (!key.equals(current[0])) {
+            throw new InvalidArgumentException(device + ": name the new cache device as " + current[0] + "=NEWDEV, not "
+                    + key + "=; " + usage());
+        }
+        if (target.isBlank()) {
+            throw new InvalidArgumentException(usage());
+        }
+        String oldCache = manager.info(device).map(i -> i.arguments().get(key)).orElse("?");
+        PrintStream out = out(session);
+        Run run = new Run(device, out);
+        if (runs.putIfAbsent(device, run) != null) {
+            throw new InvalidArgumentException(device + ": a cache:replace is already running; wait for it or cancel it");
+        }
+        long start = nanoTime.getAsLong();
+        try {
+            replaceAndShow(device, target, run);
+            run.end();
+            String pause = manager.status(device).getOrDefault("last_swap_pause_us", null);
+            return replaced(device, oldCache, target, run.copied, run.pass, nanoTime.getAsLong() - start, pause);
+        } catch (InterruptedException e) {
+            run.end();
+            out.println(device + ": replace cancelled after copying " + Render.size(run.copied) + "; the cache stays on "
+                    + oldCache + " (" + target + " is left blank)");
+            out.flush();
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            run.end();
+            throw e;
+        } finally {
+            runs.remove(device, run);
+            if (run.cancelled) {
+                Thread.interrupted(); // handled; must not hit the next command
+            }
+        }
+    }
+
+    /**
+     * Runs the replace on a thread of its own and draws its progress line here: the manager reports
+     * progress from its copy thread, and Gogo's console stream belongs to the session's thread. An
+     * interrupt of this thread (Ctrl-C, --cancel) is passed on to the replace, which takes it as a cancel.
+     */
+    private void replaceAndShow(String device, String target, Run run) throws IOException, InterruptedException {
+        java.util.concurrent.FutureTask<Void> task = new java.util.concurrent.FutureTask<>(() -> {
+            manager.replace(device, target, run::record);
+            return null;
+        });
+        // no inherited thread locals: Gogo's per-thread console streams are inheritable, and a
+        // thread printing (a log line) into the session's pipe from outside it loops until the stack overflows
+        Thread t = new Thread(null, task, "cache-replace-" + device, 0, false);
+        t.setDaemon(true);
+        t.start();
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    task.get(250, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    return;
+                } catch (java.util.concurrent.TimeoutException e) {
+                    run.draw();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    t.interrupt();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (c instanceof InterruptedException ie) {
+                        interrupted = false; // taken as the cancel it was
+                        throw ie;
+                    }
+                    if (c instanceof IOException io) {
+                        throw io;
+                    }
+                    if (c instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw new IOException(device + ": cache:replace failed: " + c, c);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Descriptor("move a cache to another cache device (usage)")
+    public String replace(
+            @Descriptor("stop a running cache:replace")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel) {
+        throw new InvalidArgumentException(usage());
+    }
+
+    private String cancel(String device) {
+        Run r = runs.get(device);
+        if (r == null) {
+            throw new InvalidArgumentException(device + ": no cache:replace is running; nothing to cancel");
+        }
+        return r.cancel();
+    }
+
+    static String usage() {
+        return "usage: cache:replace DEV cache=NEWDEV (copies the cache to NEWDEV while I/O runs, then switches in one "
+                + "short pause; nothing is written back), cache:replace --cancel DEV";
+    }
+
+    static String replaced(String device, String from, String to, long copied, int passes, long nanos, String pauseMicros) {
+        String pause = "";
+        if (pauseMicros != null) {
+            long us = Long.parseLong(pauseMicros);
+            pause = "; I/O paused " + (us < 1000 ? us + " µs" : String.format(Locale.ROOT, "%.1f ms", us / 1000.0));
+        }
+        return device + ": cache moved from " + from + " to " + to + " (" + Render.size(copied) + " copied in "
+                + passes + (passes == 1 ? " pass" : " passes") + ", " + seconds(nanos) + ", nothing written back; " + from
+                + " is blank now)" + pause;
+    }
+
+    private static String seconds(long nanos) {
+        return String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
+    }
+
+    private static PrintStream out(CommandSession session) {
+        PrintStream console = session == null ? null : session.getConsole();
+        return console != null ? console : System.out;
+    }
+
+    /** One replace: its thread (for --cancel), the progress line, and whether the pause began. */
+    private final class Run {
+        private final String device;
+        private final PrintStream out;
+        private final Thread thread = Thread.currentThread();
+        private final long start = nanoTime.getAsLong();
+        private boolean pausing;
+        private boolean cancelled;
+        private boolean printed;
+        private int width;
+        long copied;
+        int pass;
+
+        Run(String device, PrintStream out) {
+            this.device = device;
+            this.out = out;
+        }
+
+        private long left;
+        private int shownPass = -1;
+
+        /** From the replace's thread: keeps the figures. */
+        synchronized void record(long copiedBytes, long leftBytes, int p) {
+            copied = copiedBytes;
+            left = leftBytes;
+            if (p == 0) {
+                pausing = true;
+            } else {
+                pass = p;
+            }
+        }
+
+        /** On the session's thread: redraws the line. */
+        synchronized void draw() {
+            if (pass == 0 && !pausing) {
+                return; // nothing reported yet
+            }
+            int p = pausing ? 0 : pass;
+            long copiedBytes = copied;
+            long leftBytes = left;
+            shownPass = p;
+            double rate = copiedBytes * 1e9 / Math.max(1, nanoTime.getAsLong() - start);
+            String line = "replace " + device + ": " + Render.size(copiedBytes) + " copied, " + Render.size(leftBytes)
+                    + " left (" + (p == 0 ? "pausing" : "pass " + p) + "), " + Render.size((long) rate) + "/s"
+                    + (p != 0 && rate > 0 && leftBytes > 0 ? ", ETA " + Math.max(1, Math.round(leftBytes / rate)) + " s" : "");
+            out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
+            out.flush();
+            width = line.length();
+            printed = true;
+        }
+
+        synchronized void end() {
+            if (shownPass >= 0 || pass > 0) {
+                draw();
+            }
+            if (printed) {
+                out.println();
+                printed = false;
+            }
+        }
+
+        synchronized String cancel() {
+            if (pausing) {
+                return device + ": too late to cancel: the replace is switching to the new cache device (one short pause)";
+            }
+            cancelled = true;
+            thread.interrupt();
+            return device + ": cancelling the replace (its console prints how far it got)";
+        }
+    }
+}

@@ -1,0 +1,436 @@
+package dev.strata.cache.commands.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import org.apache.felix.service.command.CommandSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import dev.strata.api.CacheTarget;
+import dev.strata.api.DeviceHandle;
+import dev.strata.api.DeviceInfo;
+import dev.strata.api.DeviceState;
+import dev.strata.core.internal.DeviceDefinition;
+import dev.strata.testsupport.load.VerifiedIo;
+
+/**
+ * {@code cache:replace} on the real manager with a real writeboost over crashable disks: the
+ * cache moves to another device with its dirty data and not one write to the slow device, under
+ * verified I/O (writes made during the copy end up on the new device); a power cut at every
+ * step, then a restart; cancel at every phase; bad input.
+ */
+class ReplaceCommandTest {
+    static final long MIB = 1L << 20;
+    static final int DIRTY = 600;
+    LiveStack s;
+    final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @BeforeEach
+    void start() throws Exception {
+        s = new LiveStack();
+        s.disk("slow", 8 * MIB);
+        s.disk("ssd", 24 * MIB);
+        s.disk("ssd2", 32 * MIB);
+        // writeback_threshold=0: the dirty data stays in the cache (no writeback while the test runs)
+        s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0");
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        s.gates.values().forEach(GatedDevice::open);
+        s.close();
+        pool.shutdownNow();
+        pool.awaitTermination(30, TimeUnit.SECONDS);
+    }
+
+    private void writeDirty(int stamp) throws Exception {
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (int i = 0; i < DIRTY; i++) {
+                long block = 256 + i * 37L % 1792; // scattered (a sequential stream bypasses), above VerifiedIo's blocks
+                VerifiedIo.fill(b.clear(), block, stamp);
+                h.write(block * VerifiedIo.BLOCK, b, 0);
+            }
+            h.flush();
+        }
+    }
+
+    private void checkDirty(int stamp) throws Exception {
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (int i = 0; i < DIRTY; i++) {
+                long block = 256 + i * 37L % 1792;
+                h.read(block * VerifiedIo.BLOCK, b.clear());
+                assertEquals(stamp, VerifiedIo.stampOf(b.flip(), block), "block " + block);
+            }
+        }
+    }
+
+    private long dirty() throws Exception {
+        return s.manager.withTarget("slow", CacheTarget.class, CacheTarget::dirtyBlocks);
+    }
+
+    private long writes(String disk) {
+        String st = s.disks.get(disk).stats(); // "NAME: writes N, fua …" (zeroes and discards included)
+        return Long.parseLong(st.replaceAll(".*: writes (\\d+),.*", "$1"));
+    }
+
+    /** Whether the disk's first block is all zero (every policy then reads it as blank). */
+    private boolean blank(String disk) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(4096);
+        s.disks.get(disk).read(0, b);
+        for (int i = 0; i < 4096; i++) {
+            if (b.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void checkOn(String cache) {
+        DeviceInfo slow = s.manager.info("slow").orElseThrow();
+        assertEquals("writeboost", slow.type());
+        assertEquals(DeviceState.ACTIVE, slow.state(), slow.toString());
+        assertEquals(cache, slow.arguments().get("cache"), slow.toString());
+        assertEquals(List.of("slow.crash", cache), slow.lower());
+        String other = cache.equals("ssd") ? "ssd2" : "ssd";
+        assertTrue(s.manager.info(other).orElseThrow().holders().isEmpty(), other + " is free");
+        assertTrue(s.store.snapshot().values().stream().noneMatch(d -> d.type().equals("cache-replace")),
+                "no journal left: " + s.store.snapshot());
+    }
+
+    @Test
+    void replaceUnderVerifiedIoMovesTheDirtyCacheAndWritesNothingBack() throws Exception {
+        writeDirty(7);
+        long dirtyBefore = dirty();
+        assertTrue(dirtyBefore >= DIRTY, "dirty before: " + dirtyBefore);
+        String id = s.manager.info("slow").orElseThrow().id();
+        DeviceHandle h = s.manager.open("slow", "nbd:t");
+        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
+        io.awaitOps(300);
+        // hold the copy after its third chunk until the clients have written more: their writes land
+        // on the old device after it was copied, and must reach the new one (recopied or in the pause)
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(3);
+        Future<String> r = pool.submit(() -> s.run("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
+        long ops = io.ops.get();
+        io.awaitOps(ops + 500);
+        long before = io.resetLongest();
+        copy.open();
+        String report = r.get(60, TimeUnit.SECONDS);
+        long during = io.resetLongest();
+        io.awaitOps(io.ops.get() + 300);
+        io.stop();
+        System.out.println(report + " — clients: " + io.summary() + "; longest request before " + before / 1000
+                + " µs, during the replace " + during / 1000 + " µs, after it " + io.longestNanos.get() / 1000 + " µs");
+        assertEquals(0, io.errors.get(), io.summary());
+        assertEquals(0, io.mismatches.get(), io.summary());
+        assertTrue(report.matches("slow: cache moved from ssd to ssd2 \\([0-9.]+ [KMG]iB copied in \\d+ pass(es)?, [0-9.]+ s, "
+                + "nothing written back; ssd is blank now\\); I/O paused [0-9.]+ (µs|ms)"), report);
+        assertTrue(report.matches(".* in ([2-9]|1[0-2]) passes.*"), "the writes during the copy were copied again: " + report);
+        checkOn("ssd2");
+        assertEquals(id, s.manager.info("slow").orElseThrow().id(), "the device keeps its identity");
+        assertEquals(List.of("nbd:t"), s.manager.info("slow").orElseThrow().holders(), "the export kept its handle");
+        assertTrue(blank("ssd"), "the old cache device is blank");
+        assertFalse(blank("ssd2"));
+        assertEquals(0, io.verifyAll(h));
+        checkDirty(7);
+        h.close();
+        s.restart(s.store.snapshot());
+        checkOn("ssd2");
+        checkDirty(7);
+        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
+            assertEquals(0, io.verifyAll(again));
+        }
+        // and on again, onto a device of the same size (the old one is smaller than the copy's device now)
+        s.disk("ssd3", 32 * MIB);
+        assertTrue(s.run("cache:replace slow cache=ssd3").startsWith("slow: cache moved from ssd2 to ssd3"));
+        assertEquals("ssd3", s.manager.info("slow").orElseThrow().arguments().get("cache"));
+        assertTrue(blank("ssd2"));
+        checkDirty(7);
+    }
+
+    /**
+     * The slow device gets not one write from a replace (counted by its disk: writes, zeroes and
+     * discards), also with writes arriving during the copy; they and the dirty data end up on the
+     * new device. (With clients flushing all the time a writeboost log fills and writes back by
+     * itself, replace or not; so the writes here are a bounded batch.)
+     */
+    @Test
+    void replaceWritesNothingToTheSlowDevice() throws Exception {
+        writeDirty(7);
+        long slowWrites = writes("slow");
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(3);
+        Future<String> r = pool.submit(() -> s.run("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
+        writeDirty(8); // every dirty block again, while the copy waits
+        copy.open();
+        String report = r.get(60, TimeUnit.SECONDS);
+        assertTrue(report.startsWith("slow: cache moved from ssd to ssd2"), report);
+        assertEquals(slowWrites, writes("slow"), "not one write to the slow device during the replace");
+        checkOn("ssd2");
+        checkDirty(8);
+        s.restart(s.store.snapshot());
+        checkDirty(8);
+        assertEquals(slowWrites, writes("slow"), "nor at the restart");
+        assertTrue(dirty() >= DIRTY, "the dirty data is on the new device: " + dirty());
+    }
+
+    /**
+     * A power cut at each step — the store's points 0 (before the journal), 1 (after it), 2 (before
+     * the commit: the copy is complete), 3 (after it), 4 and 5 (around the journal's deletion), and
+     * {@code copying} (after the first pass), {@code pausing} (just before the pause) — then a
+     * restart: the cache runs on exactly one device (the new one from point 3 on), the other one is
+     * blank, and every block holds its last durable value or one written since.
+     */
+    @ParameterizedTest(name = "point {0}, seed {1}")
+    @MethodSource("cuts")
+    void aPowerCutAtEachStepRestartsOnOneDevice(String point, int seed) throws Exception {
+        writeDirty(7);
+        DeviceHandle h = s.manager.open("slow", "nbd:t");
+        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
+        io.awaitOps(300);
+        AtomicReference<Map<String, DeviceDefinition>> survived = new AtomicReference<>();
+        Runnable cut = () -> {
+            if (survived.get() == null) {
+                io.crashing();
+                survived.set(s.store.snapshot());
+                s.powerCut(seed * 31L + point.hashCode());
+            }
+        };
+        dev.strata.api.DeviceManager.ReplaceProgress progress = (copied, left, pass) -> { };
+        if (point.equals("copying")) {
+            progress = (copied, left, pass) -> {
+                if (pass == 1) {
+                    cut.run();
+                }
+            };
+        } else if (point.equals("pausing")) {
+            progress = (copied, left, pass) -> {
+                if (pass == 0) {
+                    cut.run();
+                }
+            };
+        } else {
+            s.store.armCrash(Integer.parseInt(point), cut);
+        }
+        boolean committed = !point.equals("copying") && !point.equals("pausing") && Integer.parseInt(point) >= 3;
+        try {
+            // may return normally even before the commit: at point 2 the cut comes after every
+            // device I/O of the pause, and the test's process goes on (a real one would be gone)
+            s.manager.replace("slow", "ssd2", progress);
+        } catch (Exception e) {
+            assertFalse(committed, "failed after its commit: " + e);
+        }
+        if (survived.get() == null) {
+            fail("crash point " + point + " was never reached");
+        }
+        io.stop();
+        assertEquals(0, io.errors.get(), "no error before the power cut: " + io.summary());
+        assertEquals(0, io.mismatches.get(), io.summary());
+        s.restart(survived.get());
+        checkOn(committed ? "ssd2" : "ssd");
+        assertTrue(blank(committed ? "ssd" : "ssd2"), "the device the cache left is blank");
+        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
+            List<String> bad = io.verifyAfterCrash(again);
+            assertTrue(bad.isEmpty(), "disk rule after a power cut at " + point + ": " + bad);
+        }
+        if (!committed) {
+            assertTrue(s.run("cache:replace slow cache=ssd2").startsWith("slow: cache moved from ssd to ssd2"));
+            checkOn("ssd2");
+        }
+    }
+
+    /** Every point with 3 seeds (which volatile writes survive), 30 with {@code -Dstrata.soak=true}. */
+    static Stream<Arguments> cuts() {
+        int seeds = Boolean.getBoolean("strata.soak") ? 30 : 3;
+        return Stream.of("0", "1", "copying", "pausing", "2", "3", "4", "5")
+                .flatMap(p -> IntStream.rangeClosed(1, seeds).mapToObj(seed -> Arguments.of(p, seed)));
+    }
+
+    // ---- cancel at every phase
+
+    /** {@code cache:replace --cancel} from another console while the copy is held: nothing changed. */
+    @Test
+    void cancelDuringTheCopyFromAnotherConsole() throws Exception {
+        writeDirty(7);
+        Map<String, DeviceDefinition> stored = s.store.snapshot();
+        long slowWrites = writes("slow");
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(5);
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        CommandSession console1 = s.console(first);
+        Future<Object> replace = pool.submit(() -> console1.execute("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
+        String answer = other("cache:replace --cancel slow");
+        copy.open();
+        assertEquals("slow: cancelling the replace (its console prints how far it got)", answer);
+        assertInstanceOf(InterruptedException.class, failure(replace));
+        String report = first.toString(StandardCharsets.UTF_8);
+        assertTrue(report.matches("(?s).*slow: replace cancelled after copying [0-9.]+ [KMG]?i?B; the cache stays on ssd "
+                + "\\(ssd2 is left blank\\)\\s*"), report);
+        console1.close();
+        checkCancelled(stored, slowWrites);
+    }
+
+    /** Ctrl-C (Gogo interrupts the job) during the copy: as --cancel. */
+    @Test
+    void ctrlCDuringTheCopy() throws Exception {
+        writeDirty(7);
+        Map<String, DeviceDefinition> stored = s.store.snapshot();
+        long slowWrites = writes("slow");
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(5);
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        CommandSession console1 = s.console(first);
+        Future<Object> replace = pool.submit(() -> console1.execute("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0 && console1.foregroundJob() != null);
+        console1.foregroundJob().interrupt();
+        copy.open();
+        assertInstanceOf(InterruptedException.class, failure(replace));
+        DetachCommandTest.await("the report", () -> first.toString(StandardCharsets.UTF_8).contains("the cache stays on ssd"));
+        console1.close();
+        checkCancelled(stored, slowWrites);
+    }
+
+    /** A cancel after the copy, just before the pause (the last moment a cancel is taken): nothing changed. */
+    @Test
+    void cancelAfterTheCopyBeforeThePause() throws Exception {
+        writeDirty(7);
+        Map<String, DeviceDefinition> stored = s.store.snapshot();
+        long slowWrites = writes("slow");
+        Thread caller = Thread.currentThread();
+        Exception e = null;
+        try {
+            s.manager.replace("slow", "ssd2", (copied, left, pass) -> {
+                if (pass >= 1 && left == 0) {
+                    caller.interrupt(); // the copy is done: the caller's interrupt is a cancel still
+                    DetachCommandTest.await("the cancel taken", () -> !caller.isInterrupted());
+                }
+            });
+        } catch (Exception x) {
+            e = x;
+        }
+        assertInstanceOf(InterruptedException.class, e, String.valueOf(e));
+        assertFalse(Thread.interrupted());
+        checkCancelled(stored, slowWrites);
+    }
+
+    /** In the pause (at the commit) a cancel is refused and the replace completes. */
+    @Test
+    void cancelInThePauseIsTooLate() throws Exception {
+        writeDirty(7);
+        AtomicReference<String> answer = new AtomicReference<>();
+        s.store.armCrash(2, () -> answer.set(other2("cache:replace --cancel slow"))); // no power cut: just the moment
+        String r = s.run("cache:replace slow cache=ssd2");
+        assertEquals("slow: too late to cancel: the replace is switching to the new cache device (one short pause)",
+                answer.get());
+        assertTrue(r.startsWith("slow: cache moved from ssd to ssd2"), r);
+        checkOn("ssd2");
+        checkDirty(7);
+    }
+
+    private void checkCancelled(Map<String, DeviceDefinition> stored, long slowWrites) throws Exception {
+        checkOn("ssd");
+        assertEquals(stored, s.store.snapshot(), "nothing stored changed");
+        assertTrue(blank("ssd2"), "the partial copy is blank");
+        assertFalse(blank("ssd"));
+        assertTrue(dirty() >= DIRTY, "the cache as it was: " + dirty());
+        assertEquals(slowWrites, writes("slow"));
+        checkDirty(7);
+        // and it can be run again
+        assertTrue(s.run("cache:replace slow cache=ssd2").startsWith("slow: cache moved from ssd to ssd2"));
+        checkDirty(7);
+    }
+
+    // ---- bad input
+
+    @Test
+    void badInputIsOneLineAndChangesNothing() throws Exception {
+        s.disk("tiny", 8 * MIB);
+        s.disk("other", 32 * MIB);
+        s.manager.create("peek", "linear", Map.of("device", "other"));
+        List<DeviceInfo> before = s.manager.list();
+        Map<String, DeviceDefinition> stored = s.store.snapshot();
+        assertTrue(error("cache:replace").startsWith("usage: cache:replace DEV cache=NEWDEV"));
+        assertTrue(error("cache:replace slow").startsWith("usage: cache:replace DEV cache=NEWDEV"));
+        assertTrue(error("cache:replace slow ssd2").startsWith("usage: cache:replace DEV cache=NEWDEV"));
+        assertTrue(error("cache:replace nope cache=ssd2").contains("no device named 'nope'"));
+        assertEquals("device 'ssd2' is a crash device, not a cache", error("cache:replace ssd2 cache=other"));
+        assertTrue(error("cache:replace slow backing=ssd2").startsWith("slow: name the new cache device as cache=NEWDEV"));
+        assertEquals("ssd is already slow's cache device; name another device", error("cache:replace slow cache=ssd"));
+        assertTrue(error("cache:replace slow cache=ghost").contains("no device named 'ghost'"));
+        assertTrue(error("cache:replace slow cache=slow").contains("cannot be stacked on itself"));
+        assertTrue(error("cache:replace slow cache=slow.crash").contains("is already under slow"));
+        assertTrue(error("cache:replace slow cache=other").contains("other is in use by peek"));
+        String small = error("cache:replace slow cache=tiny");
+        assertTrue(small.startsWith("tiny has 8.0 MiB, less than ssd (24.0 MiB)"), small);
+        assertEquals("slow: no cache:replace is running; nothing to cancel", error("cache:replace --cancel slow"));
+        assertEquals(before, s.manager.list(), "devices unchanged");
+        assertEquals(stored, s.store.snapshot(), "store unchanged");
+        assertFalse(blank("ssd"));
+    }
+
+    private String error(String line) {
+        try {
+            Object r = s.session.execute(line);
+            fail(line + " should fail, returned " + r);
+            return null;
+        } catch (Exception e) {
+            assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
+            assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+            return e.getMessage();
+        }
+    }
+
+    private String other(String line) throws Exception {
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        CommandSession c = s.console(o);
+        try {
+            return String.valueOf(pool.submit(() -> c.execute(line)).get(60, TimeUnit.SECONDS));
+        } finally {
+            c.close();
+        }
+    }
+
+    private String other2(String line) {
+        try {
+            return other(line);
+        } catch (Exception e) {
+            return "failed: " + e;
+        }
+    }
+
+    private static Exception failure(Future<Object> f) throws Exception {
+        try {
+            Object r = f.get(60, TimeUnit.SECONDS);
+            fail("should fail, returned " + r);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return (Exception) e.getCause();
+        }
+    }
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Live changes on a cache holding DIRTY of dirty data (issue 14), black box (not a test):
+#   itests/bench/live/run.sh [--quick] [--dirty=MIB]
+# Starts a private copy of distribution/target/strata (build it first: mvn -B -o -q -pl distribution
+# -am package -DskipTests), with `file` devices in BENCH_TMPDIR (default /var/tmp, the local disk):
+# disk1 (the slow device), ssd1, ssd2 (cache devices of DIRTY + headroom). Exports disk1 over NBD,
+# then, while fio writes 4 KiB random blocks through the export at a fixed rate (fio's nbd
+# engine, a latency log of the worst request per 10 ms), measures the longest request fio saw
+# during each step, and outside it:
+#   attach   cache:attach disk1 writeboost cache=ssd1 writeback_threshold=0
+#   (fill: fio writes DIRTY of 16 KiB random blocks, so the cache holds DIRTY dirty)
+#   copy     the reference: dd of ssd1's file to a scratch file of the same size (conv=fdatasync)
+#   replace  cache:replace disk1 cache=ssd2: its time, the bytes written to the slow device
+#            (disk1.file's io_written_bytes), the gate's pause (last_swap_pause_us)
+#   mode     cache:mode disk1 writethrough (writes back DIRTY with the gate open)
+#   detach   cache:detach disk1 (clean by now: only its final swap)
+# Prints a table and writes result.txt (with uptime before and after) in
+# itests/bench/target/live-DATE/. Full run (1 GiB dirty) ≈ 5–10 minutes here; --quick (128 MiB) ≈ 2.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../../.." && pwd)
+DIRTY_MIB=1024
+RATE=500 # client writes per second during the steps (4 KiB each)
+for a in "$@"; do
+    case "$a" in
+        --quick) DIRTY_MIB=128 ;;
+        --dirty=*) DIRTY_MIB=${a#--dirty=} ;;
+        *) echo "usage: $0 [--quick] [--dirty=MIB]" >&2; exit 2 ;;
+    esac
+done
+DIST=${STRATA_DIST:-$ROOT/distribution/target/strata}
+[ -x "$DIST/bin/strata" ] || { echo "no distribution at $DIST: mvn -B -o -q -pl distribution -am package -DskipTests" >&2; exit 1; }
+command -v fio >/dev/null || { echo "fio is not installed" >&2; exit 1; }
+RUN="$ROOT/itests/bench/target/live-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$RUN"
+TMP=$(mktemp -d "${BENCH_TMPDIR:-/var/tmp}/strata-live.XXXXXX")
+HOME_DIR=$TMP/strata
+cp -a "$DIST" "$HOME_DIR"
+rm -f "$HOME_DIR"/deploy/*.cfg "$HOME_DIR"/deploy/*.config
+rm -rf "$HOME_DIR/felix-cache" "$HOME_DIR/var"
+mkdir -p "$HOME_DIR/var"
+CACHE_MIB=$((DIRTY_MIB + DIRTY_MIB / 4 + 192)) # the dirty data, the clients' writes during the steps, metadata
+DISK_MIB=$((DIRTY_MIB * 2 + 256))
+PID=""
+FIO_PID=""
+cleanup() {
+    [ -n "$FIO_PID" ] && kill "$FIO_PID" 2>/dev/null || true
+    cp "$HOME_DIR/var/log/strata.log" "$RUN/strata-daemon.log" 2>/dev/null || true
+    [ -n "$PID" ] && kill -- "-$PID" 2>/dev/null || true
+    sleep 1
+    [ -n "$PID" ] && kill -KILL -- "-$PID" 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+now_ms() { date +%s%3N; }
+
+FIFO=$TMP/in
+mkfifo "$FIFO"
+exec {FD}<>"$FIFO"
+LOG=$RUN/strata.log
+setsid bash -c 'cd "$1" && exec bin/strata --no-default-stack <"$2"' strata "$HOME_DIR" "$FIFO" >"$LOG" 2>&1 &
+PID=$!
+SEQ=0
+OUT=""
+# cmd LINE [TIMEOUT]: runs LINE in the shell and waits for it; its output in OUT
+cmd() {
+    local line=$1 limit=${2:-600} start marker
+    SEQ=$((SEQ + 1)); marker="LIVEDONE${SEQ}X"
+    start=$(stat -c %s "$LOG")
+    printf '%s\necho %s\n' "$line" "$marker" >&"$FD"
+    local deadline=$((SECONDS + limit))
+    until tail -c "+$((start + 1))" "$LOG" | grep -qE "(^|[>!] )${marker}[[:space:]]*\$"; do
+        kill -0 "$PID" 2>/dev/null || { echo "the Strata JVM exited; see $LOG" >&2; exit 1; }
+        ((SECONDS < deadline)) || { echo "timed out: $line" >&2; exit 1; }
+        sleep 0.05
+    done
+    OUT=$(tail -c "+$((start + 1))" "$LOG" | tr '\r' '\n' | grep -v "$marker" | sed -E 's/^([a-z]+[>!] )+//')
+    if grep -qE '^(gogo: |error: )' <<<"$OUT"; then echo "failed: $line: $OUT" >&2; exit 1; fi
+}
+statnum() { # DEV KEY: a counter from dev:status --bytes
+    cmd "dev:status --bytes $1"
+    awk -v k="$2" '$1 == k { print $2; exit }' <<<"$OUT"
+}
+cmd "echo ready" 180
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+V=$HOME_DIR/var
+cmd "dev:create disk1 file path=$V/disk1.img size=${DISK_MIB}M create=true"
+cmd "dev:create ssd1 file path=$V/ssd1.img size=${CACHE_MIB}M create=true"
+cmd "dev:create ssd2 file path=$V/ssd2.img size=${CACHE_MIB}M create=true"
+cmd "nbd:export --port $PORT disk1"
+URI="nbd://127.0.0.1:$PORT/disk1"
+
+# client STEP: fio in the background, writing at RATE/s with a latency log (worst per 10 ms)
+client() {
+    fio --name="$1" --ioengine=nbd --uri="$URI" --rw=randwrite --bs=4k --iodepth=4 --rate_iops="$RATE" \
+        --offset=$((DIRTY_MIB + 64))M --size=$((DIRTY_MIB / 8 + 32))M --time_based --runtime=3600 \
+        --write_lat_log="$RUN/$1" --log_avg_msec=10 --log_max_value=1 --log_unix_epoch=1 \
+        --output-format=json --output="$RUN/$1.json" >/dev/null 2>"$RUN/$1.err" &
+    FIO_PID=$!
+    sleep 3
+}
+stop_client() {
+    sleep 2
+    kill -INT "$FIO_PID"; wait "$FIO_PID" || true; FIO_PID=""
+}
+# worst STEP FROM TO: the longest request (ms) in [FROM,TO] and outside it, from STEP's latency log
+worst() {
+    cat "$RUN/$1"_lat.*.log | awk -F', *' -v a="$2" -v b="$3" '
+        { ms = $2 / 1e6; if ($1 >= a - 10 && $1 <= b + 10) { if (ms > w) w = ms } else if (ms > o) o = ms }
+        END { printf "%.1f %.1f", w, o }'
+}
+ROWS=()
+step() { # NAME LINE [TIMEOUT]
+    local name=$1 line=$2 t0 t1
+    client "$name"
+    t0=$(now_ms); cmd "$line" "${3:-1800}"; t1=$(now_ms)
+    stop_client
+    read -r w o <<<"$(worst "$name" "$t0" "$t1")"
+    local pause
+    pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //' || true)
+    ROWS+=("$name|$((t1 - t0)) ms|${pause:--}|$w ms|$o ms")
+    echo "$name: $(grep -v '^$' <<<"$OUT" | tail -1)" | tee -a "$RUN/commands.txt"
+}
+UPTIME_BEFORE=$(uptime)
+
+step attach "cache:attach disk1 writeboost cache=ssd1 writeback_threshold=0"
+# the dirty data: random 16 KiB writes over the first DIRTY of disk1 (random: a sequential stream bypasses the cache)
+fio --name=fill --ioengine=nbd --uri="$URI" --rw=randwrite --bs=16k --iodepth=16 --size=${DIRTY_MIB}M \
+    --norandommap=0 --output-format=json --output="$RUN/fill.json" >/dev/null 2>"$RUN/fill.err"
+cmd "cache:stats --all --bytes disk1"
+DIRTY_BLOCKS=$(awk '$1 == "dirty_blocks" { print $2; exit }' <<<"$OUT")
+echo "dirty blocks after the fill: $DIRTY_BLOCKS ($((DIRTY_BLOCKS * 4 / 1024)) MiB)" | tee -a "$RUN/commands.txt"
+
+# the reference copy: ssd1's file, as the replace copies it (the whole device), with a final fdatasync
+sync
+t0=$(now_ms)
+dd if="$V/ssd1.img" of="$TMP/copy.img" bs=1M conv=fdatasync status=none
+COPY_MS=$(( $(now_ms) - t0 ))
+t0=$(now_ms)
+dd if="$V/ssd1.img" of="$TMP/copy1g.img" bs=1M count=$DIRTY_MIB conv=fdatasync status=none
+COPY_DIRTY_MS=$(( $(now_ms) - t0 ))
+rm -f "$TMP/copy.img" "$TMP/copy1g.img"
+
+SLOW_BEFORE=$(statnum disk1.file io_written_bytes)
+client replace
+t0=$(now_ms); cmd "cache:replace disk1 cache=ssd2" 1800; t1=$(now_ms)
+REPLACE_MS=$((t1 - t0))
+stop_client
+SLOW_AFTER=$(statnum disk1.file io_written_bytes)
+read -r w o <<<"$(worst replace "$t0" "$t1")"
+pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //' || true)
+ROWS+=("replace|$REPLACE_MS ms|${pause:--}|$w ms|$o ms")
+echo "replace: $(grep -v '^$' <<<"$OUT" | tail -1)" | tee -a "$RUN/commands.txt"
+
+step mode "cache:mode disk1 writethrough"
+step detach "cache:detach disk1"
+UPTIME_AFTER=$(uptime)
+
+{
+    echo "# live changes with ${DIRTY_MIB} MiB dirty ($(date -u +%FT%TZ))"
+    echo "uptime before: $UPTIME_BEFORE"
+    echo "uptime after:  $UPTIME_AFTER"
+    echo "nproc: $(nproc); java: $(java -version 2>&1 | head -1); files in ${BENCH_TMPDIR:-/var/tmp}"
+    echo "cache devices: ${CACHE_MIB} MiB each; dirty after the fill: $DIRTY_BLOCKS blocks of 4 KiB; client: fio nbd randwrite 4k, ${RATE}/s, qd4"
+    echo
+    echo "| step | command time | gate closed (printed) | longest client request during it | longest outside it (same fio run) |"
+    echo "|---|---|---|---|---|"
+    for r in "${ROWS[@]}"; do echo "| ${r//|/ | } |"; done
+    echo
+    echo "replace: ${REPLACE_MS} ms; dd of the whole cache device (${CACHE_MIB} MiB): ${COPY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_MS" 'BEGIN{printf "%.2f", a/b}')); dd of ${DIRTY_MIB} MiB: ${COPY_DIRTY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_DIRTY_MS" 'BEGIN{printf "%.2f", a/b}'))"
+    echo "bytes written to the slow device (disk1.file io_written_bytes) during the replace: $((SLOW_AFTER - SLOW_BEFORE))"
+    echo "the replace's pause, part by part: $(grep -ho 'replace pause: .*' "$HOME_DIR/var/log/strata.log" | tail -1)"
+} | tee "$RUN/result.txt"
+printf 'exit\n' >&"$FD"
+for _ in $(seq 1 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.2; done
+echo "results: $RUN"

@@ -88,7 +88,9 @@ public class SocketActivationIT {
         assertTrue("clean JSON on stdout: " + r, r.out().strip().startsWith("{") && r.out().strip().endsWith("}"));
         assertTrue(r.toString(), r.out().contains("\"export-name\": \"wb0\""));
         assertEquals(r.toString(), 4096 * MiB, Clients.number(r.out(), "export-size", r));
-        assertTrue("the ready line, on stderr: " + r, r.err().contains("strata: ready"));
+        // no "strata: ready" asserted on stderr: libnbd's connection waits in the inherited socket's
+        // backlog, so nbdinfo may be answered and SIGTERM Strata before --daemon prints its ready line
+        assertFalse("nothing of Strata's on stdout: " + r, r.out().contains("strata:"));
         String log = Files.readString(s.var("log/strata.log"));
         assertTrue("served on the inherited Unix socket libnbd made:" + s.logTail(),
                 log.contains("exported device 'wb0' as 'wb0' on inherited:unix:"));

@@ -67,7 +67,7 @@ final class Listener implements ExportCatalog {
             throw e;
         }
         this.address = server.getLocalAddress();
-        this.acceptor = startAcceptor();
+        this.acceptor = newAcceptor();
     }
 
     /** A Unix-domain listener at {@code path} (see {@link UnixSocketFile} for an existing file). */
@@ -79,7 +79,7 @@ final class Listener implements ExportCatalog {
         this.server = UnixSocketFile.bind(path, mode, 128);
         this.unixKey = UnixSocketFile.fileKey(path);
         this.address = UnixDomainSocketAddress.of(path);
-        this.acceptor = startAcceptor();
+        this.acceptor = newAcceptor();
     }
 
     /**
@@ -94,14 +94,24 @@ final class Listener implements ExportCatalog {
         this.inherited = true;
         this.server = inheritedChannel;
         this.address = inheritedChannel.getLocalAddress();
-        this.acceptor = startAcceptor();
+        this.acceptor = newAcceptor();
     }
 
-    private Thread startAcceptor() {
+    private Thread newAcceptor() {
         Thread acceptor = new Thread(this::acceptLoop, "nbd-accept-" + key(address));
         acceptor.setDaemon(true);
-        acceptor.start();
         return acceptor;
+    }
+
+    /**
+     * Starts accepting (once; the server calls it after adding an export). Not in the constructor:
+     * a client already waiting in the socket's backlog (socket activation) would otherwise be
+     * accepted before the first export is in {@link #exports} and be told there is no such export.
+     */
+    void start() {
+        if (acceptor.getState() == Thread.State.NEW && !closed) {
+            acceptor.start();
+        }
     }
 
     SocketAddress address() {

@@ -170,6 +170,7 @@ public final class NbdServer implements Closeable {
         e.listener = l;
         l.exports.put(name, e);
         exports.put(name, e);
+        l.start(); // after the put: a client accepted now finds the export
         return e;
     }
 

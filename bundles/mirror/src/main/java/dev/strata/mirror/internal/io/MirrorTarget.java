@@ -12,9 +12,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -419,7 +417,7 @@ public final class MirrorTarget implements Target {
         synchronized (legs) {
             if (legs.state(leg) != Legs.State.OUT_OF_SYNC) {
                 throw new InvalidArgumentException("mirror " + name + ": leg '" + legs.name(leg) + "' is "
-                        + label(legs.state(leg)) + "; only an out-of-sync leg can be recovered");
+                        + MirrorStatus.label(legs.state(leg)) + "; only an out-of-sync leg can be recovered");
             }
             legs.state(leg, Legs.State.RECOVERING);
             lastError[leg] = null;
@@ -557,57 +555,9 @@ public final class MirrorTarget implements Target {
         return leg;
     }
 
-    private static String label(Legs.State s) {
-        return s.name().toLowerCase(Locale.ROOT);
-    }
-
     @Override
     public Map<String, String> status() {
-        Map<String, String> m = new LinkedHashMap<>();
-        RegionTracker.Counters c = tracker.counters();
-        m.put("log", log.describe());
-        m.put("region_size", Long.toString(regionSize));
-        m.put("regions", Integer.toString(tracker.regions()));
-        for (int i = 0; i < legs.count(); i++) {
-            m.put("leg." + legs.name(i), label(legs.state(i)));
-        }
-        for (int i = 0; i < legs.count(); i++) {
-            m.put("reads." + legs.name(i), Long.toString(legs.reads(i)));
-        }
-        m.put("leg_failures", Long.toString(legFailures));
-        LegProber p = prober;
-        if (p != null && !p.describe().isEmpty()) {
-            m.put("auto_recover", p.describe());
-            m.put("auto_recoveries", Long.toString(p.recoveries()));
-        }
-        m.put("dirty_regions", Integer.toString(tracker.dirtyRegions()));
-        m.put("pending_clears", Integer.toString(tracker.pendingClears()));
-        m.put("resync_pending", Integer.toString(resync.pending()));
-        m.put("resync_done", Long.toString(resync.done()));
-        m.put("resync_total", Long.toString(resync.total()));
-        m.put("resync_bytes", Long.toString(resync.bytes()));
-        m.put("resync_progress", resync.total() == 0 ? "100%" : (resync.done() * 100 / resync.total()) + "%");
-        m.put("writes", Long.toString(c.writes()));
-        m.put("writes_marking", Long.toString(c.writesMarking()));
-        m.put("writes_hot", Long.toString(c.writes() - c.writesMarking()));
-        m.put("flushes", Long.toString(c.flushes()));
-        m.put("log_round_trips", Long.toString(c.roundTrips()));
-        m.put("log_commits", Long.toString(c.commits()));
-        m.put("log_commits_with_marks", Long.toString(c.commitsWithMarks()));
-        m.put("log_commits_clear_only", Long.toString(c.commitsClearOnly()));
-        m.put("marks_committed", Long.toString(c.marksCommitted()));
-        m.put("clears_committed", Long.toString(c.clearsCommitted()));
-        m.put("log_round_trips_per_write", ratio(c.roundTrips(), c.writes()));
-        m.put("log_round_trips_per_flush", ratio(c.roundTrips(), c.flushes()));
-        m.put("read_policy", readPolicy.label());
-        m.put("clear_delay_ms", Long.toString(tracker.clearDelayNanos() / 1_000_000L));
-        m.put("integrated_flush", Boolean.toString(tracker.integrated()));
-        m.putAll(log.status());
-        return m;
-    }
-
-    private static String ratio(long a, long b) {
-        return b == 0 ? "0" : String.format(Locale.ROOT, "%.3f", (double) a / b);
+        return MirrorStatus.render(log, regionSize, tracker, legs, legFailures, prober, resync, readPolicy);
     }
 
     /** The regions the log holds marked now (tests). */

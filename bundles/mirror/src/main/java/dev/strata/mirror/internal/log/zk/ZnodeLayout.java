@@ -1,5 +1,7 @@
 package dev.strata.mirror.internal.log.zk;
 
+import dev.strata.api.InvalidArgumentException;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -138,5 +140,27 @@ public final class ZnodeLayout {
 
     static byte[] text(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Refuses, with one line, a geometry znode ({@code have}, at {@code path}) that is not a mirror
+     * log's or is another mirror's than the one being opened ({@code where} names the log).
+     */
+    static void checkGeometry(byte[] have, String path, String where, int legs, long regionSize, long regions,
+            long legsId) {
+        Map<String, Long> g = parseGeometry(have);
+        if (g == null) {
+            throw new InvalidArgumentException("mirror: " + path + " is not a mirror log; give another path or remove it");
+        }
+        if (g.get("legs") != legs || g.get("region_size") != regionSize || g.get("regions") != regions) {
+            throw new InvalidArgumentException("mirror: the log at " + where + " belongs to a mirror of " + g.get("legs")
+                    + " legs, region_size=" + g.get("region_size") + ", " + g.get("regions")
+                    + " regions; give the same legs and region_size, or another path");
+        }
+        long id = g.get("legs_id");
+        if (id != 0 && legsId != 0 && id != legsId) {
+            throw new InvalidArgumentException("mirror: the log at " + where + " belongs to other legs (their device identities"
+                    + " differ); give the legs it was made with, in the same order, or another path");
+        }
     }
 }

@@ -164,20 +164,7 @@ public final class ZooKeeperLog implements RegionLog {
                     continue; // another node made it first: check theirs
                 }
             }
-            Map<String, Long> g = ZnodeLayout.parseGeometry(have);
-            if (g == null) {
-                throw new InvalidArgumentException("mirror: " + z.geometry() + " is not a mirror log; give another path or remove it");
-            }
-            if (g.get("legs") != legs || g.get("region_size") != regionSize || g.get("regions") != regions) {
-                throw new InvalidArgumentException("mirror: the log at " + describe() + " belongs to a mirror of " + g.get("legs")
-                        + " legs, region_size=" + g.get("region_size") + ", " + g.get("regions")
-                        + " regions; give the same legs and region_size, or another path");
-            }
-            long id = g.get("legs_id");
-            if (id != 0 && legsId != 0 && id != legsId) {
-                throw new InvalidArgumentException("mirror: the log at " + describe() + " belongs to other legs (their device identities"
-                        + " differ); give the legs it was made with, in the same order, or another path");
-            }
+            ZnodeLayout.checkGeometry(have, z.geometry(), describe(), legs, regionSize, regions, legsId);
             return false;
         }
     }

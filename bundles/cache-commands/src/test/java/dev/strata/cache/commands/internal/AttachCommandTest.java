@@ -2,7 +2,6 @@ package dev.strata.cache.commands.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -162,15 +161,7 @@ class AttachCommandTest {
 
     /** The one-line message of a user mistake. */
     private String error(String line) {
-        try {
-            Object r = s.session.execute(line);
-            fail(line + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
-            assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
-            return e.getMessage();
-        }
+        return s.error(line);
     }
 
     /** The one-line message of a refused command (a mistake or an I/O-level refusal). */

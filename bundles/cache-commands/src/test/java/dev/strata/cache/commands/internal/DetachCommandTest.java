@@ -333,26 +333,12 @@ class DetachCommandTest {
     }
 
     private String error(String line) {
-        try {
-            Object r = s.session.execute(line);
-            fail(line + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
-            assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
-            return e.getMessage();
-        }
+        return s.error(line);
     }
 
     /** Runs {@code line} on another console (its own session and thread) and returns its answer. */
     private String other(String line) throws Exception {
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        CommandSession c = s.console(o);
-        try {
-            return String.valueOf(pool.submit(() -> c.execute(line)).get(60, TimeUnit.SECONDS));
-        } finally {
-            c.close();
-        }
+        return s.elsewhere(pool, line);
     }
 
     /**

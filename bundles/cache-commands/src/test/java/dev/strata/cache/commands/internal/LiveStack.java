@@ -101,6 +101,29 @@ final class LiveStack implements AutoCloseable {
         return String.valueOf(session.execute(line));
     }
 
+    /** The one-line message of a command that must fail as bad input. */
+    String error(String line) {
+        try {
+            Object r = session.execute(line);
+            org.junit.jupiter.api.Assertions.fail(line + " should fail, returned " + r);
+            return null;
+        } catch (Exception e) {
+            org.junit.jupiter.api.Assertions.assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
+            org.junit.jupiter.api.Assertions.assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+            return e.getMessage();
+        }
+    }
+
+    /** {@code line} run in another console on a {@code pool} thread (e.g. --cancel while a command runs); its result as text. */
+    String elsewhere(java.util.concurrent.ExecutorService pool, String line) throws Exception {
+        CommandSession c = console(new java.io.ByteArrayOutputStream());
+        try {
+            return String.valueOf(pool.submit(() -> c.execute(line)).get(60, java.util.concurrent.TimeUnit.SECONDS));
+        } finally {
+            c.close();
+        }
+    }
+
     /** Another console (its own session, output to {@code out}), e.g. for cache:detach --cancel. */
     CommandSession console(java.io.OutputStream out) {
         return processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);

@@ -1,9 +1,7 @@
 package dev.strata.cache.commands.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -98,13 +96,6 @@ class ModeCommandTest {
     }
 
     private String error(String line) {
-        try {
-            Object r = s.session.execute(line);
-            fail(line + " should fail, returned " + r);
-            return null;
-        } catch (Exception e) {
-            assertInstanceOf(IllegalArgumentException.class, e, line + ": " + e);
-            return e.getMessage();
-        }
+        return s.error(line);
     }
 }

@@ -6,9 +6,8 @@ import dev.strata.api.DeviceIOException;
 import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Requests;
-import dev.strata.api.Target;
+import dev.strata.driver.support.internal.FileBackedTarget;
 import dev.strata.driver.support.internal.FileSpec;
-import dev.strata.driver.support.internal.IoCounters;
 import dev.strata.driver.support.internal.ReopeningChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,7 +15,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
@@ -52,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * <p>{@code flush} = {@code force(false)} (fdatasync: the disk's volatile cache and the file's
  * allocation metadata); a FUA write is the write followed by {@code force(false)}.
  */
-final class DirectTarget implements Target {
+final class DirectTarget extends FileBackedTarget {
     private static final Logger LOG = LoggerFactory.getLogger(DirectTarget.class);
     static final String TYPE = "direct";
     /** Largest bounce window. */
@@ -73,31 +71,20 @@ final class DirectTarget implements Target {
     }
     private static final byte[] ZERO_BYTES = new byte[SMALL];
 
-    private final Path path;
-    private final String name;
-    private final long size;
-    private final int blockSize;
     /** The O_DIRECT alignment: the file system block size, a power of two. */
     private final int align;
-    private final ReopeningChannel io;
-
     private final BufferPool smallPool;
     private final BufferPool largePool;
     private volatile ByteBuffer zeroes; // aligned, LARGE bytes, never written after creation
     private final Lock[] sharedLocks = new Lock[STRIPES];
     private final Lock[] exclusiveLocks = new Lock[STRIPES];
 
-    private final IoCounters counters = new IoCounters();
     private final LongAdder bounced = new LongAdder();
     private final LongAdder readModifyWrites = new LongAdder();
 
     private DirectTarget(Path path, long size, int align, FileChannel channel) {
-        this.path = path;
-        this.name = path.toString();
-        this.size = size;
+        super(path, size, new ReopeningChannel(path, channel, DirectTarget::openChannel, LOG));
         this.align = align;
-        this.blockSize = size % 4096 == 0 ? 4096 : BlockDevice.SECTOR;
-        this.io = new ReopeningChannel(path, channel, DirectTarget::openChannel, LOG);
         int cpus = Runtime.getRuntime().availableProcessors();
         this.smallPool = new BufferPool(name, Math.max(SMALL, align), align, 64);
         this.largePool = new BufferPool(name, Math.max(LARGE, align), align, Math.min(16, Math.max(4, 2 * cpus)));
@@ -161,16 +148,6 @@ final class DirectTarget implements Target {
     @Override
     public String type() {
         return TYPE;
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
     }
 
     int alignment() {
@@ -409,39 +386,17 @@ final class DirectTarget implements Target {
         }
     }
 
-    // ------------------------------------------------------------------ flush, discard, status, close
+    // ------------------------------------------------------------------ status
 
     @Override
-    public void flush() throws IOException {
-        counters.flushes.increment();
-        io.force(-1);
-    }
-
-    @Override
-    public void discard(long offset, long length) throws IOException {
-        Requests.check(size, offset, length);
-        // Advisory, and the JDK cannot punch holes (no fallocate): the data stays.
-        counters.discards.increment();
-    }
-
-    @Override
-    public Map<String, String> status() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("path", name);
-        m.put("size", Long.toString(size));
-        m.put("block_size", Integer.toString(blockSize));
+    protected void putGeometry(Map<String, String> m) {
         m.put("alignment", Integer.toString(align));
-        counters.putInto(m);
+    }
+
+    @Override
+    protected void putCounters(Map<String, String> m) {
         m.put("bounced", bounced.toString());
         m.put("read_modify_writes", readModifyWrites.toString());
         m.put("buffers", Integer.toString(smallPool.created() + largePool.created()));
-        m.put("errors", Long.toString(io.errors()));
-        m.put("reopens", Long.toString(io.reopens()));
-        return m;
-    }
-
-    @Override
-    public void close() throws IOException {
-        io.close();
     }
 }

@@ -1,20 +1,16 @@
 package dev.strata.driver.file.internal;
 
-import dev.strata.api.BlockDevice;
 import dev.strata.api.DeviceIOException;
 import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.Requests;
-import dev.strata.api.Target;
+import dev.strata.driver.support.internal.FileBackedTarget;
 import dev.strata.driver.support.internal.FileSpec;
-import dev.strata.driver.support.internal.IoCounters;
 import dev.strata.driver.support.internal.ReopeningChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,25 +23,14 @@ import org.slf4j.LoggerFactory;
  * driver-support): the caller's interrupt status is cleared for the duration of a call, and a
  * channel closed by an interrupt anyway is reopened and the request retried.
  */
-final class FileTarget implements Target {
+final class FileTarget extends FileBackedTarget {
     private static final Logger LOG = LoggerFactory.getLogger(FileTarget.class);
     static final String TYPE = "file";
     /** Zeroes for writeZeroes, shared and read-only (direct, so the JDK writes it without copying). */
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
 
-    private final Path path;
-    private final String name;
-    private final long size;
-    private final int blockSize;
-    private final ReopeningChannel io;
-    private final IoCounters counters = new IoCounters();
-
     private FileTarget(Path path, long size, FileChannel channel) {
-        this.path = path;
-        this.name = path.toString();
-        this.size = size;
-        this.blockSize = size % 4096 == 0 ? 4096 : BlockDevice.SECTOR;
-        this.io = new ReopeningChannel(path, channel, FileTarget::openChannel, LOG);
+        super(path, size, new ReopeningChannel(path, channel, FileTarget::openChannel, LOG));
     }
 
     /** Checks the spec against the file system, creates or grows the file if asked, opens it. */
@@ -68,20 +53,6 @@ final class FileTarget implements Target {
     @Override
     public String type() {
         return TYPE;
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    Path path() {
-        return path;
     }
 
     @Override
@@ -113,19 +84,6 @@ final class FileTarget implements Target {
     }
 
     @Override
-    public void flush() throws IOException {
-        counters.flushes.increment();
-        io.force(-1);
-    }
-
-    @Override
-    public void discard(long offset, long length) throws IOException {
-        Requests.check(size, offset, length);
-        // Advisory, and the JDK cannot punch holes (no fallocate): the data stays.
-        counters.discards.increment();
-    }
-
-    @Override
     public void writeZeroes(long offset, long length, int flags) throws IOException {
         Requests.check(size, offset, length);
         if ((flags & FAST_ZERO) != 0) {
@@ -147,22 +105,5 @@ final class FileTarget implements Target {
         if ((flags & FUA) != 0) {
             io.force(offset);
         }
-    }
-
-    @Override
-    public Map<String, String> status() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("path", name);
-        m.put("size", Long.toString(size));
-        m.put("block_size", Integer.toString(blockSize));
-        counters.putInto(m);
-        m.put("errors", Long.toString(io.errors()));
-        m.put("reopens", Long.toString(io.reopens()));
-        return m;
-    }
-
-    @Override
-    public void close() throws IOException {
-        io.close();
     }
 }

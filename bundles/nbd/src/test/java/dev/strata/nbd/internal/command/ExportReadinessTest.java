@@ -28,16 +28,7 @@ import org.junit.jupiter.api.Test;
 class ExportReadinessTest {
     static final int SIZE = 4 << 20;
     final SimpleDeviceManager devices = new SimpleDeviceManager();
-    final ExportStore store = new ExportStore() {
-        @Override
-        public String create(ExportSpec spec) {
-            return ExportSpec.FACTORY_PID + "~1";
-        }
-
-        @Override
-        public void delete(String id) {
-        }
-    };
+    final MemoryExportStore store = new MemoryExportStore();
     NbdServer server;
     ExportService service;
 

@@ -17,32 +17,17 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class ExportServiceTest {
     final SimpleDeviceManager devices = new SimpleDeviceManager();
-    final Map<String, ExportSpec> stored = new LinkedHashMap<>();
-    final AtomicInteger ids = new AtomicInteger();
-    final ExportStore store = new ExportStore() {
-        @Override
-        public String create(ExportSpec spec) {
-            String id = ExportSpec.FACTORY_PID + "~" + ids.incrementAndGet();
-            stored.put(id, spec);
-            return id;
-        }
-
-        @Override
-        public void delete(String id) {
-            stored.remove(id);
-        }
-    };
+    final MemoryExportStore store = new MemoryExportStore();
+    final Map<String, ExportSpec> stored = store.stored;
     NbdServer server;
     ExportService service;
 

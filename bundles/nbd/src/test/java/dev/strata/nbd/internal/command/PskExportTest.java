@@ -30,20 +30,8 @@ class PskExportTest {
     @TempDir
     Path tmp;
     final SimpleDeviceManager devices = new SimpleDeviceManager();
-    final Map<String, ExportSpec> stored = new LinkedHashMap<>();
-    final ExportStore store = new ExportStore() {
-        @Override
-        public String create(ExportSpec spec) {
-            String id = "pid-" + stored.size();
-            stored.put(id, spec);
-            return id;
-        }
-
-        @Override
-        public void delete(String id) {
-            stored.remove(id);
-        }
-    };
+    final MemoryExportStore store = new MemoryExportStore();
+    final Map<String, ExportSpec> stored = store.stored;
     NbdServer server;
     ExportService service;
 

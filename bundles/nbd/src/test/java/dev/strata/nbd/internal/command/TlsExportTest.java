@@ -18,7 +18,6 @@ import dev.strata.nbd.testing.Tools;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Hashtable;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -33,20 +32,8 @@ class TlsExportTest {
     static Path dir;
     static Certs certs;
     final SimpleDeviceManager devices = new SimpleDeviceManager();
-    final Map<String, ExportSpec> stored = new LinkedHashMap<>();
-    final ExportStore store = new ExportStore() {
-        @Override
-        public String create(ExportSpec spec) {
-            String id = "pid-" + stored.size();
-            stored.put(id, spec);
-            return id;
-        }
-
-        @Override
-        public void delete(String id) {
-            stored.remove(id);
-        }
-    };
+    final MemoryExportStore store = new MemoryExportStore();
+    final Map<String, ExportSpec> stored = store.stored;
     NbdServer server;
     ExportService service;
 

@@ -24,7 +24,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +37,8 @@ class UnixSocketExportTest {
     @TempDir
     Path tmp;
     final SimpleDeviceManager devices = new SimpleDeviceManager();
-    final Map<String, ExportSpec> stored = new LinkedHashMap<>();
+    final MemoryExportStore store = new MemoryExportStore();
+    final Map<String, ExportSpec> stored = store.stored;
     final MemoryDevice disk = new MemoryDevice(SIZE);
     NbdServer server;
     ExportService service;
@@ -47,19 +47,7 @@ class UnixSocketExportTest {
     void start() {
         devices.add("disk0", disk);
         server = new NbdServer();
-        service = new ExportService(devices, new ExportStore() {
-            @Override
-            public String create(ExportSpec spec) {
-                String id = "pid~" + stored.size();
-                stored.put(id, spec);
-                return id;
-            }
-
-            @Override
-            public void delete(String id) {
-                stored.remove(id);
-            }
-        }, server, null, 20);
+        service = new ExportService(devices, store, server, null, 20);
     }
 
     @AfterEach

@@ -1,0 +1,210 @@
+package dev.strata.mirror.internal.io;
+
+import dev.strata.api.BlockDevice;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Runs one request on several legs at once: the lowest leg on the calling thread, each other leg
+ * on a helper thread of the calling thread's own (one per leg, started on first use, gone after a
+ * minute idle). Work is handed over through a field and {@link LockSupport#unpark}, so a request
+ * takes no lock and allocates nothing here but one buffer view per further leg (a leg advances
+ * its buffer's position; two legs writing at once cannot share one). The cached thread pool this
+ * replaces allocated a queue node, a {@code Future} and lists per request and handed the work
+ * through a shared queue every caller contended on.
+ */
+final class FanOut {
+    enum Kind { WRITE, ZEROES, FLUSH }
+
+    private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final int IDLE = 0;
+    private static final int BUSY = 1;
+    private static final int EXITED = 2;
+
+    private final String name;
+    private final Legs legs;
+    private final ThreadLocal<Request> requests;
+    private final Set<Helper> live = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    FanOut(String name, Legs legs) {
+        this.name = name;
+        this.legs = legs;
+        this.requests = ThreadLocal.withInitial(() -> new Request(legs.count()));
+    }
+
+    /** The calling thread's request, to fill and pass to {@link #run}; its errors are valid after it. */
+    Request request(Kind kind, long offset, long length, int flags, ByteBuffer src) {
+        Request r = requests.get();
+        r.kind = kind;
+        r.offset = offset;
+        r.length = length;
+        r.flags = flags;
+        r.src = src;
+        return r;
+    }
+
+    /** Runs {@code r} on every leg in {@code mask} in parallel; {@code r.errors[leg]} holds each leg's failure. */
+    void run(Request r, int mask) {
+        int self = Integer.numberOfTrailingZeros(mask);
+        int others = mask & ~(1 << self);
+        // the views are taken before this thread's leg consumes the caller's buffer
+        for (int leg = 0; leg < r.errors.length; leg++) {
+            r.errors[leg] = null;
+            r.views[leg] = r.src != null && (others & (1 << leg)) != 0 ? r.src.duplicate() : null;
+        }
+        for (int leg = 0; leg < r.errors.length; leg++) {
+            if ((others & (1 << leg)) != 0) {
+                dispatch(r, leg);
+            }
+        }
+        if (mask != 0) {
+            r.errors[self] = r.apply(legs.device(self), r.src);
+        }
+        boolean interrupted = false;
+        for (int leg = 0; leg < r.errors.length; leg++) {
+            if ((others & (1 << leg)) != 0) {
+                interrupted |= r.helpers[leg].await(); // the leg's I/O is under way: its outcome must be known
+                r.views[leg] = null;
+            }
+        }
+        r.src = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        for (int leg = 0; leg < r.errors.length; leg++) {
+            Throwable t = r.helpers[leg] == null ? null : r.helpers[leg].takeFailure();
+            if (t instanceof RuntimeException re) {
+                throw re;
+            } else if (t instanceof Error e) {
+                throw e;
+            }
+        }
+    }
+
+    /** Hands leg {@code leg} of {@code r} to this thread's helper for it, starting one if it has none. */
+    private void dispatch(Request r, int leg) {
+        Helper h = r.helpers[leg];
+        if (h != null) {
+            // the helper reads these only once it sees BUSY (the CAS publishes them)
+            h.request = r;
+            h.leg = leg;
+            if (h.state.compareAndSet(IDLE, BUSY)) {
+                LockSupport.unpark(h.thread);
+                return;
+            }
+        }
+        h = new Helper(Thread.currentThread());
+        h.request = r;
+        h.leg = leg;
+        h.state.set(BUSY);
+        r.helpers[leg] = h;
+        live.add(h);
+        Thread t = new Thread(h, "mirror-" + name + "-leg-" + legs.name(leg));
+        t.setDaemon(true);
+        h.thread = t;
+        t.start();
+    }
+
+    /** Stops the idle helpers (and each busy one once its request is done). */
+    void close() {
+        closed = true;
+        for (Helper h : live) {
+            LockSupport.unpark(h.thread);
+        }
+    }
+
+    /** One calling thread's request: what to do, and per leg its buffer view, helper and outcome. */
+    static final class Request {
+        Kind kind;
+        long offset;
+        long length;
+        int flags;
+        ByteBuffer src;
+        final ByteBuffer[] views;
+        final IOException[] errors;
+        final Helper[] helpers;
+
+        Request(int legs) {
+            views = new ByteBuffer[legs];
+            errors = new IOException[legs];
+            helpers = new Helper[legs];
+        }
+
+        IOException apply(BlockDevice d, ByteBuffer buf) {
+            try {
+                switch (kind) {
+                    case WRITE -> d.write(offset, buf, flags & BlockDevice.FUA);
+                    case ZEROES -> d.writeZeroes(offset, length, flags);
+                    case FLUSH -> d.flush();
+                }
+                return null;
+            } catch (IOException e) {
+                return e;
+            }
+        }
+    }
+
+    /** A calling thread's helper for one leg. */
+    private final class Helper implements Runnable {
+        final Thread owner;
+        final AtomicInteger state = new AtomicInteger(IDLE);
+        volatile Thread thread;
+        Request request;
+        int leg;
+        private Throwable failure;
+
+        Helper(Thread owner) {
+            this.owner = owner;
+        }
+
+        /** Waits until the work is done; returns whether the owner was interrupted meanwhile. */
+        boolean await() {
+            boolean interrupted = false;
+            while (state.get() == BUSY) {
+                LockSupport.park(this);
+                interrupted |= Thread.interrupted();
+            }
+            return interrupted;
+        }
+
+        Throwable takeFailure() {
+            Throwable t = failure;
+            failure = null;
+            return t;
+        }
+
+        @Override
+        public void run() {
+            try {
+                long idleSince = System.nanoTime();
+                while (true) {
+                    if (state.get() == BUSY) {
+                        Request r = request;
+                        try {
+                            r.errors[leg] = r.apply(legs.device(leg), r.views[leg]);
+                        } catch (RuntimeException | Error t) {
+                            failure = t;
+                        }
+                        request = null;
+                        state.set(IDLE);
+                        LockSupport.unpark(owner);
+                        idleSince = System.nanoTime();
+                        continue;
+                    }
+                    if ((closed || System.nanoTime() - idleSince >= IDLE_NANOS) && state.compareAndSet(IDLE, EXITED)) {
+                        return;
+                    }
+                    LockSupport.parkNanos(this, IDLE_NANOS);
+                }
+            } finally {
+                live.remove(this);
+            }
+        }
+    }
+}

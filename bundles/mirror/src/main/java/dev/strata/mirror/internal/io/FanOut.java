@@ -38,9 +38,13 @@ final class FanOut {
         this.requests = ThreadLocal.withInitial(() -> new Request(legs.count()));
     }
 
-    /** The calling thread's request, to fill and pass to {@link #run}; its errors are valid after it. */
-    Request request(Kind kind, long offset, long length, int flags, ByteBuffer src) {
+    /**
+     * The calling thread's request, to fill and pass to {@link #run}; its errors are valid after
+     * it. {@code counted}: each leg counts the request in its load while its part runs.
+     */
+    Request request(Kind kind, long offset, long length, int flags, ByteBuffer src, boolean counted) {
         Request r = requests.get();
+        r.counted = counted;
         r.kind = kind;
         r.offset = offset;
         r.length = length;
@@ -49,7 +53,11 @@ final class FanOut {
         return r;
     }
 
-    /** Runs {@code r} on every leg in {@code mask} in parallel; {@code r.errors[leg]} holds each leg's failure. */
+    /**
+     * Runs {@code r} on every leg in {@code mask} in parallel; {@code r.errors[leg]} holds each
+     * leg's failure. Returns only when every leg's part is done, whatever happened (a leg's I/O
+     * under way must have a known outcome before the request is answered).
+     */
     void run(Request r, int mask) {
         int self = Integer.numberOfTrailingZeros(mask);
         int others = mask & ~(1 << self);
@@ -58,31 +66,57 @@ final class FanOut {
             r.errors[leg] = null;
             r.views[leg] = r.src != null && (others & (1 << leg)) != 0 ? r.src.duplicate() : null;
         }
-        for (int leg = 0; leg < r.errors.length; leg++) {
-            if ((others & (1 << leg)) != 0) {
-                dispatch(r, leg);
-            }
+        if (r.counted) {
+            legs.loadAll(mask, 1);
         }
-        if (mask != 0) {
-            r.errors[self] = r.apply(legs.device(self), r.src);
+        Throwable failure = null;
+        int pending = mask; // legs neither handed to a helper nor run here yet
+        try {
+            for (int leg = 0; leg < r.errors.length; leg++) {
+                if ((others & (1 << leg)) != 0) {
+                    dispatch(r, leg);
+                    pending &= ~(1 << leg);
+                    r.started |= 1 << leg;
+                }
+            }
+            if (mask != 0) {
+                pending = 0;
+                r.errors[self] = runLeg(r, self, r.src);
+            }
+        } catch (RuntimeException | Error t) {
+            failure = t;
+            if (r.counted) {
+                legs.loadAll(pending, -1); // the parts that never ran
+            }
         }
         boolean interrupted = false;
         for (int leg = 0; leg < r.errors.length; leg++) {
-            if ((others & (1 << leg)) != 0) {
-                interrupted |= r.helpers[leg].await(); // the leg's I/O is under way: its outcome must be known
-                r.views[leg] = null;
+            if ((r.started & (1 << leg)) != 0) {
+                interrupted |= r.helpers[leg].await();
+                Throwable t = r.helpers[leg].takeFailure();
+                failure = failure == null ? t : failure;
             }
+            r.views[leg] = null;
         }
+        r.started = 0;
         r.src = null;
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        for (int leg = 0; leg < r.errors.length; leg++) {
-            Throwable t = r.helpers[leg] == null ? null : r.helpers[leg].takeFailure();
-            if (t instanceof RuntimeException re) {
-                throw re;
-            } else if (t instanceof Error e) {
-                throw e;
+        if (failure instanceof RuntimeException re) {
+            throw re;
+        } else if (failure instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** Leg {@code leg}'s part of {@code r}; its load drops as soon as its own part is done. */
+    private IOException runLeg(Request r, int leg, ByteBuffer buf) {
+        try {
+            return r.apply(legs.device(leg), buf);
+        } finally {
+            if (r.counted) {
+                legs.load(leg, -1);
             }
         }
     }
@@ -122,6 +156,9 @@ final class FanOut {
     /** One calling thread's request: what to do, and per leg its buffer view, helper and outcome. */
     static final class Request {
         Kind kind;
+        boolean counted;
+        /** The legs handed to helpers by the running {@link #run}. */
+        int started;
         long offset;
         long length;
         int flags;
@@ -187,7 +224,7 @@ final class FanOut {
                     if (state.get() == BUSY) {
                         Request r = request;
                         try {
-                            r.errors[leg] = r.apply(legs.device(leg), r.views[leg]);
+                            r.errors[leg] = runLeg(r, leg, r.views[leg]);
                         } catch (RuntimeException | Error t) {
                             failure = t;
                         }

@@ -223,7 +223,8 @@ public final class MirrorTarget implements Target {
                 locks.unlockShared(first, last);
             }
             try {
-                onEveryLeg(fanOut.request(kind, offset, length, flags, src), offset, "write");
+                // in flight on each leg while its part runs: least-loaded reads avoid a leg still busy with writes
+                onEveryLeg(fanOut.request(kind, offset, length, flags, src, readPolicy == ReadPolicy.LEAST_LOADED), offset, "write");
             } finally {
                 locks.unlockShared(first, last);
             }
@@ -235,7 +236,7 @@ public final class MirrorTarget implements Target {
     @Override
     public void flush() throws IOException {
         BitSet covered = tracker.flushStarted();
-        onEveryLeg(fanOut.request(FanOut.Kind.FLUSH, -1, 0, 0, null), -1, "flush");
+        onEveryLeg(fanOut.request(FanOut.Kind.FLUSH, -1, 0, 0, null, readPolicy == ReadPolicy.LEAST_LOADED), -1, "flush");
         tracker.flushCompleted(covered);
         if (!tracker.integrated()) {
             tracker.commitClearsNow();
@@ -249,18 +250,7 @@ public final class MirrorTarget implements Target {
     private void onEveryLeg(FanOut.Request request, long offset, String what) throws IOException {
         int mask = legs.writableMask();
         int inSync = legs.inSyncMask();
-        // in flight on every leg it goes to: least-loaded reads avoid a leg still busy with writes
-        boolean counted = readPolicy == ReadPolicy.LEAST_LOADED;
-        if (counted) {
-            legs.loadAll(mask, 1);
-        }
-        try {
-            fanOut.run(request, mask);
-        } finally {
-            if (counted) {
-                legs.loadAll(mask, -1);
-            }
-        }
+        fanOut.run(request, mask);
         IOException[] errors = request.errors;
         int succeeded = 0;
         IOException firstError = null;

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -29,8 +30,9 @@ final class FanOut {
     private final String name;
     private final Legs legs;
     private final ThreadLocal<Request> requests;
+    /** Shared with the helpers, which hold nothing of the mirror while idle (see {@link Helper}). */
     private final Set<Helper> live = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     FanOut(String name, Legs legs) {
         this.name = name;
@@ -44,6 +46,7 @@ final class FanOut {
      */
     Request request(Kind kind, long offset, long length, int flags, ByteBuffer src, boolean counted) {
         Request r = requests.get();
+        r.legs = legs;
         r.counted = counted;
         r.kind = kind;
         r.offset = offset;
@@ -100,6 +103,7 @@ final class FanOut {
         }
         r.started = 0;
         r.src = null;
+        r.legs = null;
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -111,12 +115,12 @@ final class FanOut {
     }
 
     /** Leg {@code leg}'s part of {@code r}; its load drops as soon as its own part is done. */
-    private IOException runLeg(Request r, int leg, ByteBuffer buf) {
+    private static IOException runLeg(Request r, int leg, ByteBuffer buf) {
         try {
-            return r.apply(legs.device(leg), buf);
+            return r.apply(r.legs.device(leg), buf);
         } finally {
             if (r.counted) {
-                legs.load(leg, -1);
+                r.legs.load(leg, -1);
             }
         }
     }
@@ -133,7 +137,7 @@ final class FanOut {
                 return;
             }
         }
-        h = new Helper(Thread.currentThread());
+        h = new Helper(Thread.currentThread(), live, closed);
         h.request = r;
         h.leg = leg;
         h.state.set(BUSY);
@@ -147,7 +151,7 @@ final class FanOut {
 
     /** Stops the idle helpers (and each busy one once its request is done). */
     void close() {
-        closed = true;
+        closed.set(true);
         for (Helper h : live) {
             LockSupport.unpark(h.thread);
         }
@@ -155,6 +159,8 @@ final class FanOut {
 
     /** One calling thread's request: what to do, and per leg its buffer view, helper and outcome. */
     static final class Request {
+        /** The mirror's legs while a request runs, null between requests (nothing idle holds the mirror). */
+        Legs legs;
         Kind kind;
         boolean counted;
         /** The legs handed to helpers by the running {@link #run}. */
@@ -187,17 +193,25 @@ final class FanOut {
         }
     }
 
-    /** A calling thread's helper for one leg. */
-    private final class Helper implements Runnable {
+    /**
+     * A calling thread's helper for one leg. Static, and given the mirror only through the request
+     * it runs: an idle helper lives on for a minute, and must not keep a mirror that was dropped
+     * without {@code close} (a crash test makes hundreds) from being collected.
+     */
+    private static final class Helper implements Runnable {
         final Thread owner;
+        final Set<Helper> live;
+        final AtomicBoolean closed;
         final AtomicInteger state = new AtomicInteger(IDLE);
         volatile Thread thread;
         Request request;
         int leg;
         private Throwable failure;
 
-        Helper(Thread owner) {
+        Helper(Thread owner, Set<Helper> live, AtomicBoolean closed) {
             this.owner = owner;
+            this.live = live;
+            this.closed = closed;
         }
 
         /** Waits until the work is done; returns whether the owner was interrupted meanwhile. */
@@ -234,7 +248,7 @@ final class FanOut {
                         idleSince = System.nanoTime();
                         continue;
                     }
-                    if ((closed || System.nanoTime() - idleSince >= IDLE_NANOS) && state.compareAndSet(IDLE, EXITED)) {
+                    if ((closed.get() || System.nanoTime() - idleSince >= IDLE_NANOS) && state.compareAndSet(IDLE, EXITED)) {
                         return;
                     }
                     LockSupport.parkNanos(this, IDLE_NANOS);

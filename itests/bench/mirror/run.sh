@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
         --reps) REPS=${2:?--reps needs a number}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
-        -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "mirror bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Mirror benchmarks (issue 15; not tests), every ratio from one run. Usage:
 #
-#   itests/bench/mirror/run.sh [--quick] [--reps N] [--out DIR] [--only inproc,fio]
+#   itests/bench/mirror/run.sh [--quick] [--reps N] [--out DIR] [--only inproc,io,fio]
 #
 # inproc  MirrorBench.java in one JVM over files on the local disk (no NBD): (a) resync after a
 #         crash — bytes resynced against dirty regions × region size, legs compared; (c) log round
 #         trips per flush and writes/s with the disk: log, integrated flush vs naive
 #         (integrated_flush=false), and hot-region writes disk: vs core log.
+# io      MirrorIoBench.java in one JVM: the mirror's I/O path without NBD (mirror over two legs vs
+#         one leg, file / direct / spindle legs): throughput, CPU s per GiB or per million reads
+#         of the whole JVM, bytes allocated per request.
 # fio     (b) through Strata's NBD export with fio's nbd engine, as the suite measures: a mirror
 #         over two file legs vs each leg alone (sequential 1 MiB writes vs the slower leg;
 #         4 KiB random reads vs one leg), and the same over two spindle legs (the test kit's disk
-#         model: one request at a time, as a disk serves them) where spreading reads can pay.
-#         Systems alternate within each repetition.
+#         model: one request at a time, as a disk serves them) where spreading reads can pay, and
+#         over two direct legs (O_DIRECT files: no page cache, but both on the same disk). Then
+#         4 KiB random reads on a mirror of one file and one spindle leg (one leg far busier),
+#         read_policy=round_robin vs least_loaded. Systems alternate within each repetition.
 # Writes summary.md (uptime at start and end, the tables, the ratios), raw.tsv, fio JSON and logs
 # under --out (default itests/bench/target/mirror-DATE). Needs fio, jq, nbdinfo, a JDK and the
 # built distribution (mvn -B -q -DskipTests package).
@@ -28,7 +33,7 @@ while [ $# -gt 0 ]; do
         --reps) REPS=${2:?--reps needs a number}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
-        -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "mirror bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -79,14 +84,33 @@ if wanted inproc; then
     java -Xmx1g -cp "$CLS:$MJAR:$API" MirrorBench "${ARGS[@]}" | tee -a "$SUMMARY" || die "MirrorBench failed"
 fi
 
+# --- the I/O path in process ---------------------------------------------------------------
+if wanted io; then
+    MJAR=$(ls "$ROOT"/bundles/mirror/target/dev.strata.mirror-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+    API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar 2>/dev/null | head -1 || true)
+    KIT=$(ls "$ROOT"/bundles/testkit-targets/target/dev.strata.testkit-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+    if [ -z "$MJAR" ] || [ -z "$API" ] || [ -z "$KIT" ]; then
+        (cd "$ROOT" && mvn -B -o -q -pl bundles/mirror,bundles/testkit-targets -am package -DskipTests) || die "building the mirror bundle failed"
+        MJAR=$(ls "$ROOT"/bundles/mirror/target/dev.strata.mirror-*.jar | grep -v sources | head -1)
+        API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar | head -1)
+        KIT=$(ls "$ROOT"/bundles/testkit-targets/target/dev.strata.testkit-*.jar | grep -v sources | head -1)
+    fi
+    CLS=$BENCH_TMP/classes-io
+    mkdir -p "$CLS"
+    javac -d "$CLS" -cp "$MJAR:$API:$KIT" "$HERE/MirrorIoBench.java" || die "MirrorIoBench.java does not compile"
+    say "mirror bench: the I/O path in process in $DATA"
+    ARGS=("$DATA" --reps "$REPS")
+    [ $QUICK -eq 1 ] && ARGS+=(--quick)
+    java -Xmx1g -cp "$CLS:$MJAR:$API:$KIT" MirrorIoBench "${ARGS[@]}" | tee -a "$SUMMARY" || die "MirrorIoBench failed"
+fi
+
 # --- through NBD with fio ------------------------------------------------------------------
 if wanted fio; then
     strata_available || die "$STRATA_NOTE; build it with: mvn -B -q -DskipTests package"
     strata_prepare_home
     strata_start || die "$STRATA_NOTE"
-    for f in la lb sa sb xa xb xsa xsb; do fallocate -l "$LEG_SIZE" "$DATA/$f.img"; done
-    fallocate -l 1M "$DATA/mlog.img"
-    fallocate -l 1M "$DATA/slog.img"
+    for f in la lb sa sb xa xb xsa xsb da db xda xdb ua ub; do fallocate -l "$LEG_SIZE" "$DATA/$f.img"; done
+    for f in mlog slog dlog ulog; do fallocate -l 1M "$DATA/$f.img"; done
     strata_must "dev:create la file path=$DATA/la.img"
     strata_must "dev:create lb file path=$DATA/lb.img"
     strata_must "dev:create mlog file path=$DATA/mlog.img"
@@ -105,30 +129,67 @@ if wanted fio; then
     strata_must "dev:create xsa spindle device=xsa0 seed=1"
     strata_must "dev:create xsb0 file path=$DATA/xsb.img"
     strata_must "dev:create xsb spindle device=xsb0 seed=2"
-    for e in mfile mspin xa xb xsa xsb; do strata_export "$e" "$e"; done
+    # direct legs: O_DIRECT files, no page cache (each write reaches the disk), same disk for all
+    strata_must "dev:create da direct path=$DATA/da.img"
+    strata_must "dev:create db direct path=$DATA/db.img"
+    strata_must "dev:create dlog file path=$DATA/dlog.img"
+    strata_must "dev:create mdirect mirror legs=da,db region_size=512k log=disk:dlog nosync=true"
+    strata_must "dev:create xda direct path=$DATA/xda.img"
+    strata_must "dev:create xdb direct path=$DATA/xdb.img"
+    # uneven legs: a file (page cache) and a spindle; the spindle is the busier leg under reads
+    strata_must "dev:create ua file path=$DATA/ua.img"
+    strata_must "dev:create ub0 file path=$DATA/ub.img"
+    strata_must "dev:create ub spindle device=ub0 seed=3"
+    strata_must "dev:create ulog file path=$DATA/ulog.img"
+    strata_must "dev:create muneven mirror legs=ua,ub region_size=512k log=disk:ulog nosync=true"
+    for e in mfile mspin xa xb xsa xsb mdirect xda xdb muneven; do strata_export "$e" "$e"; done
     uri() { echo "nbd://127.0.0.1:${STRATA_PORT[$1]}/$1"; }
     # the regions the workloads touch are written once through every system first
-    for e in mfile xa xb; do
+    for e in mfile xa xb mdirect xda; do
         BENCH_REGION=$REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-$e.json" "" "$JOBS/prep-fill.fio" \
             --ioengine=nbd --uri="$(uri "$e")" || die "prefill of $e failed"
     done
-    measure() { # WORKLOAD SYSTEM REP JOB [REGION]
-        local w=$1 s=$2 rep=$3 job=$4 region=${5:-$REGION} out=$RESULTS/json/$1-$2-$3.json
+    # a spindle's counters (requests, seeks, bytes): whether the mirror splits requests or hands
+    # its legs the writes in an order that costs seeks a leg alone does not pay
+    spin_counters() { # DEV -> "requests seeks bytes"
+        strata_cmd "dev:status --bytes $1" || { echo "0 0 0"; return; }
+        awk '$(NF-1)=="requests"{r=$NF} $(NF-1)=="seeks"{s=$NF} $(NF-1)=="bytes"{b=$NF} END{print r+0, s+0, b+0}' <<<"$STRATA_OUT"
+    }
+    declare -A SPINDLES=([xsa]=xsa [xsb]=xsb [mspin]="sa sb")
+    measure() { # WORKLOAD SYSTEM REP JOB [REGION]; EXPORT=NAME when the system is not an export's name
+        local w=$1 s=$2 rep=$3 job=$4 region=${5:-$REGION} out=$RESULTS/json/$1-$2-$3.json d
+        local -A before=()
+        if [ "$w" = seqwrite-1m-spindle ]; then
+            for d in ${SPINDLES[$s]}; do before[$d]=$(spin_counters "$d"); done
+        fi
         if BENCH_REGION=$region BENCH_IO=$IO BENCH_RUNTIME=$RUNTIME run_fio_job "$out" "${PGIDS[strata]}" "$job" \
-            --ioengine=nbd --uri="$(uri "$s")"; then
+            --ioengine=nbd --uri="$(uri "${EXPORT:-$s}")"; then
             read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
             record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
             say "$w rep $rep $s: $mibs MiB/s, $iops IOPS, p99 $p99 us"
+            for d in "${!before[@]}"; do
+                read -r r0 s0 b0 <<<"${before[$d]}"
+                read -r r1 s1 b1 <<<"$(spin_counters "$d")"
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$s" "$rep" "$d" $((r1 - r0)) $((s1 - s0)) $((b1 - b0)) >>"$RESULTS/spindle.tsv"
+            done
         else
             record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"
         fi
     }
     SPIN_REGION=64M
+    BENCH_REGION=$SPIN_REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-muneven.json" "" "$JOBS/prep-fill.fio" \
+        --ioengine=nbd --uri="$(uri muneven)" || die "prefill of muneven failed"
     for ((rep = 1; rep <= REPS; rep++)); do
         for s in xa xb mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
         for s in xa mfile; do measure randread-4k "$s" "$rep" "$JOBS/randread-4k.fio"; done
         for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
         for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
+        for s in xda xdb mdirect; do measure seqwrite-1m-direct "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
+        for s in xda mdirect; do measure randread-4k-direct "$s" "$rep" "$JOBS/randread-4k.fio"; done
+        strata_must "dev:message muneven read_policy round_robin"
+        EXPORT=muneven measure randread-4k-uneven round_robin "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
+        strata_must "dev:message muneven read_policy least_loaded"
+        EXPORT=muneven measure randread-4k-uneven least_loaded "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
     done
     strata_cmd "mirror:status" && { echo "--- mirror:status after the run"; cat <<<"$STRATA_OUT"; } >"$RESULTS/status.txt"
     # medians, and the ratio of each repetition (the systems of one repetition ran back to back,
@@ -136,6 +197,14 @@ if wanted fio; then
     val() { awk -F'\t' -v w="$1" -v s="$2" -v r="$3" -v f="$4" '$1==w && $2==s && $3==r && $f!="" {print $f}' "$RESULTS/raw.tsv"; }
     median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
     med() { awk -F'\t' -v w="$1" -v s="$2" -v f="$3" '$1==w && $2==s && $f!="" {print $f}' "$RESULTS/raw.tsv" | median; }
+    vals() { # WORKLOAD SYSTEM FIELD: the values of every repetition
+        local r out=""
+        for ((r = 1; r <= REPS; r++)); do out="$out${out:+, }$(val "$1" "$2" "$r" "$3")"; done
+        echo "$out"
+    }
+    cpu_per_gib() { # WORKLOAD SYSTEM: median CPU seconds of the Strata JVM per GiB moved
+        awk -F'\t' -v w="$1" -v s="$2" '$1==w && $2==s && $8>0 {printf "%.3f\n", $7 / ($8 / 1073741824)}' "$RESULTS/raw.tsv" | median
+    }
     rep_ratios() { # WORKLOAD MIRROR FIELD LEG… : per repetition, mirror / the slowest leg alone
         local w=$1 m=$2 f=$3 r; shift 3
         for ((r = 1; r <= REPS; r++)); do
@@ -151,16 +220,28 @@ if wanted fio; then
         echo "| workload | legs | leg alone (median) | mirror (median) | mirror / leg, per repetition | median ratio | goal |"
         echo "|---|---|---|---|---|---|---|"
         for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "randread-4k file 5 IOPS ≥1.5 mfile xa" \
-                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa"; do
+                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa" \
+                   "seqwrite-1m-direct direct 4 MiB/s ≥0.9 mdirect xda xdb" "randread-4k-direct direct 5 IOPS ≥1.5 mdirect xda"; do
             read -r w kind f unit goal m legs <<<"$row"
             # shellcheck disable=SC2086
             ratios=$(rep_ratios "$w" "$m" "$f" $legs)
             alone=""
             for l in $legs; do alone="$alone${alone:+ / }$(med "$w" "$l" "$f")"; done
-            echo "| ${w%-spindle} | two $kind legs | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
+            base=${w%-spindle}; base=${base%-direct}
+            echo "| $base | two $kind legs | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
         done
         echo
         echo "(seqwrite: against the slower of the two legs alone in the same repetition; randread: against one leg.)"
+        echo "CPU of the Strata JVM per GiB written (median): file $(cpu_per_gib seqwrite-1m xa) alone, $(cpu_per_gib seqwrite-1m mfile) mirror;" \
+             "direct $(cpu_per_gib seqwrite-1m-direct xda) alone, $(cpu_per_gib seqwrite-1m-direct mdirect) mirror (s/GiB)."
+        echo
+        echo "Uneven legs (one file, one spindle), 4 KiB random reads, IOPS per repetition: round_robin $(vals randread-4k-uneven round_robin 5)," \
+             "least_loaded $(vals randread-4k-uneven least_loaded 5); least_loaded / round_robin per repetition: $(tr '\n' ' ' <<<"$(rep_ratios randread-4k-uneven least_loaded 5 round_robin)")"
+        if [ -s "$RESULTS/spindle.tsv" ]; then
+            echo
+            echo "Spindle counters during the sequential writes (all repetitions): $(awk -F'\t' '{r[$4]+=$5; s[$4]+=$6; b[$4]+=$7} END {
+                for (d in r) printf "%s %d requests of %.2f MiB, %d seeks; ", d, r[d], b[d] / (r[d] ? r[d] : 1) / 1048576, s[d] }' "$RESULTS/spindle.tsv")"
+        fi
         echo "Reads per leg after the run (mirror:status): $(grep -E '^  legs' "$RESULTS/status.txt" | tr -s ' ' | tr '\n' ';')"
         echo
     } | tee -a "$SUMMARY"

@@ -14,10 +14,6 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.LongSupplier;
 
 /**
@@ -62,7 +58,7 @@ public final class MirrorTarget implements Target {
     private final long size;
     private final int blockSize;
     private final long regionSize;
-    private final ExecutorService pool;
+    private final FanOut fanOut;
     private final MirrorDaemon daemon;
     private final String[] lastError;
     private volatile ReadPolicy readPolicy;
@@ -91,11 +87,7 @@ public final class MirrorTarget implements Target {
         this.resync = new Resync(legs, tracker, locks, this::legFailed, size, regionSize);
         resync.add(opened.dirty());
         this.readPolicy = options.readPolicy();
-        this.pool = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "mirror-" + name + "-io");
-            t.setDaemon(true);
-            return t;
-        });
+        this.fanOut = new FanOut(name, legs);
         this.daemon = options.manual() ? null : new MirrorDaemon(name, this);
     }
 
@@ -149,25 +141,34 @@ public final class MirrorTarget implements Target {
         int last = tracker.lastRegionOf(offset, dst.remaining());
         int excluded = 0;
         IOException failure = null;
+        int position = dst.position();
+        int limit = dst.limit();
         while (true) {
             // a region not yet resynced may differ between legs: only the resync source is read there
-            int leg = resync.anyNeeded(first, last) ? legs.first() : legs.pick(readPolicy, excluded);
+            ReadPolicy policy = readPolicy;
+            int leg = resync.anyNeeded(first, last) ? legs.first() : legs.pick(policy, excluded);
             if (leg < 0 || (excluded & (1 << leg)) != 0) {
                 throw failure != null ? failure : new DeviceIOException(name, offset, "no leg is in sync");
             }
-            ByteBuffer d = dst.duplicate();
-            legs.load(leg).incrementAndGet();
+            // only least-loaded reads need the legs' loads: round robin touches no shared counter
+            boolean counted = policy == ReadPolicy.LEAST_LOADED;
+            if (counted) {
+                legs.load(leg, 1);
+            }
             try {
-                legs.device(leg).read(offset, d);
+                legs.device(leg).read(offset, dst);
                 legs.countRead(leg);
-                dst.position(dst.limit());
+                dst.position(limit);
                 return;
             } catch (IOException e) {
                 failure = e;
                 excluded |= 1 << leg;
+                dst.limit(limit).position(position); // the next leg reads the whole range again
                 legFailed(leg, e);
             } finally {
-                legs.load(leg).decrementAndGet();
+                if (counted) {
+                    legs.load(leg, -1);
+                }
             }
         }
     }
@@ -178,8 +179,7 @@ public final class MirrorTarget implements Target {
         if (!src.hasRemaining()) {
             return;
         }
-        ByteBuffer data = src.slice();
-        update(offset, data.remaining(), dev -> dev.write(offset, data.duplicate(), flags & BlockDevice.FUA));
+        update(FanOut.Kind.WRITE, offset, src.remaining(), flags, src);
         src.position(src.limit());
     }
 
@@ -192,7 +192,7 @@ public final class MirrorTarget implements Target {
         if (length == 0) {
             return;
         }
-        update(offset, length, dev -> dev.writeZeroes(offset, length, flags));
+        update(FanOut.Kind.ZEROES, offset, length, flags, null);
     }
 
     /**
@@ -204,11 +204,7 @@ public final class MirrorTarget implements Target {
         Requests.check(this, offset, length);
     }
 
-    private interface LegOp {
-        void apply(BlockDevice leg) throws IOException;
-    }
-
-    private void update(long offset, long length, LegOp op) throws IOException {
+    private void update(FanOut.Kind kind, long offset, long length, int flags, ByteBuffer src) throws IOException {
         log.awaitWritable(); // a cluster node without its session does not write (fencing)
         int first = tracker.regionOf(offset);
         int last = tracker.lastRegionOf(offset, length);
@@ -227,7 +223,8 @@ public final class MirrorTarget implements Target {
                 locks.unlockShared(first, last);
             }
             try {
-                onEveryLeg(op, offset, "write");
+                // in flight on each leg while its part runs: least-loaded reads avoid a leg still busy with writes
+                onEveryLeg(fanOut.request(kind, offset, length, flags, src, readPolicy == ReadPolicy.LEAST_LOADED), offset, "write");
             } finally {
                 locks.unlockShared(first, last);
             }
@@ -239,7 +236,7 @@ public final class MirrorTarget implements Target {
     @Override
     public void flush() throws IOException {
         BitSet covered = tracker.flushStarted();
-        onEveryLeg(BlockDevice::flush, -1, "flush");
+        onEveryLeg(fanOut.request(FanOut.Kind.FLUSH, -1, 0, 0, null, readPolicy == ReadPolicy.LEAST_LOADED), -1, "flush");
         tracker.flushCompleted(covered);
         if (!tracker.integrated()) {
             tracker.commitClearsNow();
@@ -250,38 +247,11 @@ public final class MirrorTarget implements Target {
      * Runs {@code op} on every leg that receives writes, in parallel. A leg that fails is taken
      * out of sync (durably) before this returns; the request fails only if no in-sync leg did it.
      */
-    private void onEveryLeg(LegOp op, long offset, String what) throws IOException {
+    private void onEveryLeg(FanOut.Request request, long offset, String what) throws IOException {
         int mask = legs.writableMask();
         int inSync = legs.inSyncMask();
-        List<Future<?>> futures = new ArrayList<>();
-        List<Integer> order = new ArrayList<>();
-        int self = -1;
-        for (int leg = 0; leg < legs.count(); leg++) {
-            if ((mask & (1 << leg)) == 0) {
-                continue;
-            }
-            if (self < 0) {
-                self = leg;
-                continue;
-            }
-            BlockDevice d = legs.device(leg);
-            futures.add(pool.submit(() -> {
-                op.apply(d);
-                return null;
-            }));
-            order.add(leg);
-        }
-        IOException[] errors = new IOException[legs.count()];
-        if (self >= 0) {
-            try {
-                op.apply(legs.device(self));
-            } catch (IOException e) {
-                errors[self] = e;
-            }
-        }
-        for (int i = 0; i < futures.size(); i++) {
-            errors[order.get(i)] = await(futures.get(i));
-        }
+        fanOut.run(request, mask);
+        IOException[] errors = request.errors;
         int succeeded = 0;
         IOException firstError = null;
         for (int leg = 0; leg < legs.count(); leg++) {
@@ -304,33 +274,6 @@ public final class MirrorTarget implements Target {
             if (errors[leg] != null && legs.state(leg) == Legs.State.IN_SYNC) {
                 // a leg that could not be taken out missed this request: it must not count as done
                 throw new DeviceIOException(name, offset, what + " failed on leg " + legs.name(leg) + ", which must stay in sync", errors[leg]);
-            }
-        }
-    }
-
-    private static IOException await(Future<?> f) throws IOException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    f.get();
-                    return null;
-                } catch (InterruptedException e) {
-                    interrupted = true; // the leg I/O is under way: its outcome must be known
-                } catch (ExecutionException e) {
-                    Throwable c = e.getCause();
-                    if (c instanceof IOException io) {
-                        return io;
-                    }
-                    if (c instanceof RuntimeException re) {
-                        throw re;
-                    }
-                    throw new IOException(c);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
             }
         }
     }
@@ -510,7 +453,7 @@ public final class MirrorTarget implements Target {
             flush();
             tracker.commitAll();
         } finally {
-            pool.shutdownNow();
+            fanOut.close();
             log.close();
         }
     }

@@ -8,13 +8,10 @@ import java.util.Arrays;
  * (8 B), the seq_count of the write that filled it (8 B), two child links (4 + 4 B) — 24 bytes.
  * A node's treap priority is a hash of its slot number, so it costs no memory.
  *
- * <p>A node's two words (block, both links packed into one long) sit next to each other in one
- * {@code long[]}: a step down the tree touches one cache line, not three arrays (the walk is
- * cache-miss bound: separate arrays for block, left and right cost three misses per level, which
- * the seed table's profile showed as most of a write's time). The seq_counts, which no walk
- * reads, are in arrays of their own: 16-byte nodes sit four to a line and never straddle two
- * (24-byte nodes with the seq_count inside did, one in three), and the walked part of the tree
- * is two thirds as large (a 128 Ki-slot tree fits a 4 MiB L2).
+ * <p>A node's three words (block, seq_count, both links packed into one long) sit next to each
+ * other in one {@code long[]}: a step down the tree touches one cache line, not three arrays
+ * (the walk is cache-miss bound: separate arrays for block, left and right cost three misses
+ * per level, which the seed table's profile showed as most of a write's time).
  *
  * <p>A slot may hold a block without being in the tree: an older copy of a block waiting for
  * the newer copy's commit (its {@link #block} stays set, it is found by nobody). Free slots have
@@ -34,18 +31,16 @@ public final class SlotIndex {
      * Slots per array chunk. The arrays are chunked so that none is a G1 "humongous" object (at
      * least half a region, 512 KiB with 1 MiB regions): a humongous array is rounded up to whole
      * regions, which measured 40 B per slot instead of 24 with flat arrays of 1 Mi slots. Chunks
-     * of 4 Ki slots (arrays of 64 and 32 KiB) also avoid the region tails that 32 Ki-slot chunks
+     * of 4 Ki slots (one array of 96 KiB) also avoid the region tails that 32 Ki-slot chunks
      * left empty (24.0–24.4 B per slot, depending on the heap).
      */
     static final int CHUNK_SHIFT = 12;
     static final int CHUNK = 1 << CHUNK_SHIFT;
     static final int MASK = CHUNK - 1;
-    private static final int WORDS = 2; // block, links: what a walk reads (the seq_counts are apart)
+    private static final int WORDS = 3; // block, seq, links
 
     private final int slots;
     private final long[][] nodes;
-    /** The seq_count of each slot, apart from the nodes: a walk never reads it (16-byte nodes, four to a cache line). */
-    private final long[][] seqs;
     private int root = NIL;
     private int size;
 
@@ -53,16 +48,14 @@ public final class SlotIndex {
         this.slots = slots;
         int chunks = (slots + CHUNK - 1) >>> CHUNK_SHIFT;
         nodes = new long[chunks][];
-        seqs = new long[chunks][];
         for (int c = 0; c < chunks; c++) {
             int n = Math.min(CHUNK, slots - (c << CHUNK_SHIFT));
             long[] a = new long[n * WORDS];
             for (int i = 0; i < n; i++) {
                 a[i * WORDS] = NONE;
-                a[i * WORDS + 1] = UNLINKED;
+                a[i * WORDS + 2] = UNLINKED;
             }
             nodes[c] = a;
-            seqs[c] = new long[n];
         }
     }
 
@@ -71,7 +64,7 @@ public final class SlotIndex {
     }
 
     private long links(int n) {
-        return nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 1];
+        return nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 2];
     }
 
     private int l(int n) {
@@ -83,7 +76,7 @@ public final class SlotIndex {
     }
 
     private void setLinks(int n, int left, int right) {
-        nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 1] = ((long) left << 32) | (right & 0xFFFF_FFFFL);
+        nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 2] = ((long) left << 32) | (right & 0xFFFF_FFFFL);
     }
 
     private void setL(int n, int v) {
@@ -113,11 +106,11 @@ public final class SlotIndex {
     }
 
     public long seq(int slot) {
-        return seqs[slot >>> CHUNK_SHIFT][slot & MASK];
+        return nodes[slot >>> CHUNK_SHIFT][(slot & MASK) * WORDS + 1];
     }
 
     public void setSeq(int slot, long s) {
-        seqs[slot >>> CHUNK_SHIFT][slot & MASK] = s;
+        nodes[slot >>> CHUNK_SHIFT][(slot & MASK) * WORDS + 1] = s;
     }
 
     /** Marks a slot that is not in the tree as holding nothing. */
@@ -127,8 +120,10 @@ public final class SlotIndex {
 
     /** Sets a slot's block without linking it (a slot whose contents are loaded but not findable). */
     public void assign(int slot, long b, long s) {
-        nodes[slot >>> CHUNK_SHIFT][(slot & MASK) * WORDS] = b;
-        seqs[slot >>> CHUNK_SHIFT][slot & MASK] = s;
+        long[] a = nodes[slot >>> CHUNK_SHIFT];
+        int i = (slot & MASK) * WORDS;
+        a[i] = b;
+        a[i + 1] = s;
     }
 
     private static int priority(int slot) {
@@ -148,7 +143,7 @@ public final class SlotIndex {
         }
         long[] a = nodes[slot >>> CHUNK_SHIFT];
         int i = (slot & MASK) * WORDS;
-        return a[i] == b && a[i + 1] != UNLINKED;
+        return a[i] == b && a[i + 2] != UNLINKED;
     }
 
     /** The slot holding {@code b}, or -1. */

@@ -16,7 +16,10 @@ import dev.strata.cache.writecache.internal.index.FreeSlots;
  * <li>A block cached in a slot that is in no commit yet is overwritten in place; any other
  *     block takes a free slot (the older copy, if committed, is freed after the next commit).
  *     Free slots are taken from the cursor on, so a multi-block write lands in physically
- *     consecutive slots and goes to the cache device as one write.
+ *     consecutive slots and goes to the cache device as one write; concurrent writers use
+ *     cursors (lanes) a sixteenth of the cache apart. The index is walked once per request: the
+ *     next block is looked for in the next slot first, and a run of uncached blocks is placed
+ *     at once.
  * <li>No free slot: an uncached block goes around to the backing device (the next flush is
  *     forwarded to it); a cached, committed block waits for room — the writer commits and
  *     writes a batch back itself, so it never waits for a thread that may not run.

@@ -5,6 +5,7 @@
 # (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
 # compiles the *.java here against them and prints markdown tables from one run:
 #   seed          Performance 1: the seed's table, contiguous vs one I/O per block vs the cache device
+#                 (a `memory` cache device, then a `file` one in /var/tmp, -Dbench.dir=… via BENCH_JAVA_OPTS)
 #   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
 #   writeback     Performance 3: writeback to spindle, sorted + merged vs age order (model time)
 #   footprint     Performance 4: heap per slot, open of a full 4 GiB cache
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory
+    driver-file:dev.strata.driver.file
     cache-writeboost:dev.strata.cache.writeboost testkit-targets:dev.strata.testkit nbd:dev.strata.nbd)
 find_jars() {
     CP=""
@@ -36,7 +38,7 @@ find_jars() {
 }
 find_jars
 if [ -n "$REBUILD" ] || [ -n "$MISSING" ]; then
-    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
+    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/driver-file,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
     find_jars
 fi
 SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)

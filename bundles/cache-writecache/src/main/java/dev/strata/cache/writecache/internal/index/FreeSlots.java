@@ -7,15 +7,27 @@ import java.util.BitSet;
  * cursor that moves forward through the device and wraps: consecutive free slots after the
  * cursor are handed out together, so a multi-block write becomes one cache-device I/O, and
  * allocation sweeps the device instead of reusing the same few slots. Not thread-safe.
+ *
+ * <p>There are {@link #LANES} cursors, which start {@code slots / LANES} apart: concurrent
+ * writers allocate from different lanes, so that their data writes land far apart on the cache
+ * device instead of in consecutive slots of one device chunk (one stripe lock of a memory
+ * device, one erase block of a flash device), where they would queue behind each other. A lone
+ * writer always uses lane 0, whose cursor sweeps the whole device as a single cursor would; any
+ * cursor takes any free slot once the slots after it are used (the bitmap is the only truth).
  */
 public final class FreeSlots {
     private final BitSet free = new BitSet();
     private final int slots;
-    private int cursor;
+    /** Allocation cursors; see the class comment. */
+    public static final int LANES = 16;
+    private final int[] cursors = new int[LANES];
     private int count;
 
     public FreeSlots(int slots) {
         this.slots = slots;
+        for (int k = 0; k < LANES; k++) {
+            cursors[k] = (int) ((long) slots * k / LANES);
+        }
     }
 
     public int count() {
@@ -39,9 +51,15 @@ public final class FreeSlots {
      * cursor (wrapping once). Returns {@code start << 32 | length}, or -1 when none is free.
      */
     public long take(int want) {
+        return take(want, 0);
+    }
+
+    /** {@link #take(int)} from the cursor of {@code lane} (0 to {@link #LANES} - 1). */
+    public long take(int want, int lane) {
         if (count == 0 || want <= 0) {
             return -1;
         }
+        int cursor = cursors[lane];
         int start = free.nextSetBit(cursor);
         if (start < 0) {
             start = free.nextSetBit(0);
@@ -54,7 +72,7 @@ public final class FreeSlots {
         }
         free.clear(start, start + len);
         count -= len;
-        cursor = start + len >= slots ? 0 : start + len;
+        cursors[lane] = start + len >= slots ? 0 : start + len;
         return ((long) start << 32) | len;
     }
 }

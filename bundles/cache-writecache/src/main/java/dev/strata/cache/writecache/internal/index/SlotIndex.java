@@ -20,7 +20,12 @@ import java.util.Arrays;
 public final class SlotIndex {
     public static final long NONE = -1;
     private static final int NIL = -1;
-    private static final long NIL_LINKS = -1L; // both links NIL
+    /**
+     * The links of a slot that is not in the tree (free, or an older copy waiting for a commit):
+     * both -2, which no linked node has (a leaf's are both NIL), so {@link #holds} can tell a
+     * linked slot from an unlinked one without a walk.
+     */
+    private static final long UNLINKED = ((long) -2 << 32) | (-2 & 0xFFFF_FFFFL);
 
     /**
      * Slots per array chunk. The arrays are chunked so that none is a G1 "humongous" object (at
@@ -48,7 +53,7 @@ public final class SlotIndex {
             long[] a = new long[n * WORDS];
             for (int i = 0; i < n; i++) {
                 a[i * WORDS] = NONE;
-                a[i * WORDS + 2] = NIL_LINKS;
+                a[i * WORDS + 2] = UNLINKED;
             }
             nodes[c] = a;
         }
@@ -124,6 +129,21 @@ public final class SlotIndex {
     private static int priority(int slot) {
         int h = slot * 0x9E3779B9;
         return h ^ (h >>> 16);
+    }
+
+    /**
+     * Whether {@code slot} is the slot the tree maps {@code b} to — what {@link #find} would
+     * return — in O(1): its block is {@code b} and it is linked. A write of consecutive blocks
+     * that were written together before finds them in consecutive slots; checking the next slot
+     * first saves a walk from the root per block (about 25 cache-missing levels over 0.5 M slots).
+     */
+    public boolean holds(int slot, long b) {
+        if (slot < 0 || slot >= slots) {
+            return false;
+        }
+        long[] a = nodes[slot >>> CHUNK_SHIFT];
+        int i = (slot & MASK) * WORDS;
+        return a[i] == b && a[i + 2] != UNLINKED;
     }
 
     /** The slot holding {@code b}, or -1. */
@@ -231,12 +251,89 @@ public final class SlotIndex {
         size = n;
     }
 
+    /**
+     * Links the consecutive slots {@code [firstSlot, firstSlot + n)} as the holders of the
+     * consecutive blocks {@code [firstBlock, firstBlock + n)} (stamped {@code s}), none of which
+     * may be in the tree: the allocation of a multi-block write. The run is built as a treap of
+     * its own in one pass and joined in with one split and two joins, three walks instead of
+     * one from the root per block.
+     */
+    public void insertRun(int firstSlot, long firstBlock, int n, long s) {
+        if (n <= 0) {
+            return;
+        }
+        int sp = 0;
+        int[] stack = runStack;
+        for (int i = 0; i < n; i++) {
+            int x = firstSlot + i;
+            assign(x, firstBlock + i, s);
+            int last = NIL;
+            while (sp > 0 && priority(stack[sp - 1]) < priority(x)) {
+                last = stack[--sp];
+            }
+            setLinks(x, last, NIL);
+            if (sp > 0) {
+                setR(stack[sp - 1], x);
+            }
+            if (sp == stack.length) {
+                stack = runStack = Arrays.copyOf(stack, sp * 2);
+            }
+            stack[sp++] = x;
+        }
+        int run = stack[0];
+        split(root, firstBlock);
+        int left = splitL;
+        int right = splitR;
+        root = join(join(left, run), right);
+        size += n;
+    }
+
+    /** The stack of {@link #insertRun}, reused (a run's treap is about 2 ln n deep). */
+    private int[] runStack = new int[64];
+    /** The results of the last {@link #split}: keys below, and at or above, the key. */
+    private int splitL;
+    private int splitR;
+
+    private void split(int n, long key) {
+        if (n == NIL) {
+            splitL = NIL;
+            splitR = NIL;
+            return;
+        }
+        if (key(n) < key) {
+            split(r(n), key);
+            setR(n, splitL);
+            splitL = n;
+        } else {
+            split(l(n), key);
+            setL(n, splitR);
+            splitR = n;
+        }
+    }
+
+    /** Joins two treaps whose keys are all of {@code a} below all of {@code b}. */
+    private int join(int a, int b) {
+        if (a == NIL) {
+            return b;
+        }
+        if (b == NIL) {
+            return a;
+        }
+        if (priority(a) > priority(b)) {
+            setR(a, join(r(a), b));
+            return a;
+        }
+        setL(b, join(a, l(b)));
+        return b;
+    }
+
     /** Unlinks the holder of {@code b} (its block number stays set); returns it, or -1. */
     public int remove(long b) {
         removed = NIL;
         root = remove(root, b); // one walk: no find first
         if (removed != NIL) {
             size--;
+            setLinks(removed, -2, -2); // UNLINKED: holds() is false for it from now on
         }
         return removed;
     }

@@ -193,6 +193,20 @@ final class CacheState {
         markDirty(slot);
     }
 
+    /**
+     * Links the freshly taken slots {@code [firstSlot, firstSlot + n)} for the uncached blocks
+     * {@code [block, block + n)} (stamped current): {@link #place} for a run, one join into the
+     * index instead of a walk per block.
+     */
+    void placeRun(int firstSlot, long block, int n) {
+        index.insertRun(firstSlot, block, n, current);
+        if (uncommitted == 0) {
+            firstUncommittedNanos = clock.nanoTime();
+        }
+        uncommitted += n;
+        dirtySectors.set((int) Layout.sectorOf(firstSlot), (int) Layout.sectorOf(firstSlot + n - 1) + 1);
+    }
+
     private void addPending(int slot) {
         if (pendingCount == pendingDups.length) {
             pendingDups = Arrays.copyOf(pendingDups, pendingCount * 2);

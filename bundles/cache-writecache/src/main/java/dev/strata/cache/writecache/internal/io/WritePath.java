@@ -6,6 +6,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import dev.strata.cache.writecache.internal.index.FreeSlots;
 
 /**
  * Writes, write-zeroes and discards.
@@ -14,7 +16,10 @@ import java.util.concurrent.ExecutorService;
  * <li>A block cached in a slot that is in no commit yet is overwritten in place; any other
  *     block takes a free slot (the older copy, if committed, is freed after the next commit).
  *     Free slots are taken from the cursor on, so a multi-block write lands in physically
- *     consecutive slots and goes to the cache device as one write.
+ *     consecutive slots and goes to the cache device as one write; concurrent writers use
+ *     cursors (lanes) a sixteenth of the cache apart. The index is walked once per request: the
+ *     next block is looked for in the next slot first, and a run of uncached blocks is placed
+ *     at once.
  * <li>No free slot: an uncached block goes around to the backing device (the next flush is
  *     forwarded to it); a cached, committed block waits for room — the writer commits and
  *     writes a batch back itself, so it never waits for a thread that may not run.
@@ -76,96 +81,190 @@ final class WritePath {
         }
         int done = 0;
         while (done < count) {
-            List<Piece> pieces = new ArrayList<>();
+            List<Piece> pieces = new ArrayList<>(1);
             boolean blocked = false;
             InFlight.Write write = null;
-            synchronized (state) {
-                failure.check();
-                Piece cur = null;
-                for (; done < count; done++) {
-                    long b = block + done;
-                    int s = state.index.find(b);
-                    int slot;
-                    if (s >= 0 && state.reusable(s)) {
-                        slot = s;
-                        counters.writeHitsUncommitted.increment();
-                    } else {
-                        long run = state.free.take(1);
-                        if (run < 0) {
-                            if (s >= 0) {
-                                blocked = true;
-                                break;
-                            }
-                            slot = -1;
-                            counters.around(1);
+            int lane = -1;
+            try {
+                synchronized (state) {
+                    failure.check();
+                    // the current run: slots [runSlot, runSlot + runCount) (runSlot -1: around) from block runBlock
+                    int runSlot = -1;
+                    int runCount = 0;
+                    long runBlock = 0;
+                    int runSrc = 0;
+                    int hint = -1; // the slot that held the previous block: the next one is often the next slot
+                    long absentBelow = -1; // no block in [b, absentBelow) is cached (from the last ceiling walk)
+                    int hitsUncommitted = 0;
+                    int hitsCommitted = 0;
+                    int allocated = 0;
+                    while (done < count) {
+                        long b = block + done;
+                        int s;
+                        if (hint >= 0 && state.index.holds(hint + 1, b)) {
+                            s = hint + 1;
+                        } else if (b < absentBelow) {
+                            s = -1;
                         } else {
-                            slot = (int) (run >>> 32);
-                            state.place(slot, b, s);
-                            if (s >= 0) {
-                                counters.writeHitsCommitted.increment();
+                            int c = state.index.ceiling(b);
+                            long cb = c < 0 ? Long.MAX_VALUE : state.index.block(c);
+                            s = cb == b ? c : -1;
+                            absentBelow = cb == b ? -1 : cb;
+                        }
+                        hint = s;
+                        int slot;
+                        int n = 1;
+                        if (s >= 0 && state.reusable(s)) {
+                            slot = s;
+                            hitsUncommitted++;
+                        } else {
+                            if (lane < 0) {
+                                lane = claimLane();
+                            }
+                            // uncached blocks up to the next cached one take consecutive free slots at once
+                            int want = s >= 0 ? 1 : (int) Math.min(count - done, absentBelow - b);
+                            long run = state.free.take(want, lane % FreeSlots.LANES);
+                            if (run < 0) {
+                                if (s >= 0) {
+                                    blocked = true;
+                                    break;
+                                }
+                                slot = -1;
+                                counters.around(1);
                             } else {
-                                counters.writesAllocated.increment();
+                                slot = (int) (run >>> 32);
+                                if (s >= 0) {
+                                    state.place(slot, b, s);
+                                    hitsCommitted++;
+                                } else {
+                                    n = (int) run;
+                                    state.placeRun(slot, b, n);
+                                    allocated += n;
+                                }
+                            }
+                        }
+                        for (int i = 0; i < n; i++) { // n > 1: a run of new slots, one piece unless per block
+                            int sl = slot < 0 ? -1 : slot + i;
+                            if (runCount > 0 && (sl < 0 ? runSlot < 0
+                                    : contiguous && runSlot >= 0 && sl == runSlot + runCount)) {
+                                runCount++;
+                            } else {
+                                if (runCount > 0) {
+                                    pieces.add(new Piece(runSlot, runBlock, runCount, runSrc));
+                                }
+                                runSlot = sl;
+                                runBlock = b + i;
+                                runCount = 1;
+                                runSrc = (done + i) * bs;
+                            }
+                        }
+                        done += n;
+                    }
+                    if (runCount > 0) {
+                        pieces.add(new Piece(runSlot, runBlock, runCount, runSrc));
+                    }
+                    // once per request, not per block: an add is a CAS on a shared line
+                    if (hitsUncommitted > 0) {
+                        counters.writeHitsUncommitted.add(hitsUncommitted);
+                    }
+                    if (hitsCommitted > 0) {
+                        counters.writeHitsCommitted.add(hitsCommitted);
+                    }
+                    if (allocated > 0) {
+                        counters.writesAllocated.add(allocated);
+                    }
+                    List<Piece> cached = pieces;
+                    int lo = Integer.MAX_VALUE;
+                    int hi = -1;
+                    for (int i = 0; i < pieces.size(); i++) {
+                        Piece p = pieces.get(i);
+                        if (p.slot < 0) {
+                            cached = null; // some went around: filter (rare; no copy on the common path)
+                        } else {
+                            lo = Math.min(lo, p.slot);
+                            hi = Math.max(hi, p.slot + p.count - 1);
+                        }
+                    }
+                    if (cached == null) {
+                        cached = new ArrayList<>();
+                        for (Piece p : pieces) {
+                            if (p.slot >= 0) {
+                                cached.add(p);
                             }
                         }
                     }
-                    if (cur != null && (slot < 0 ? cur.slot < 0 : contiguous && cur.slot >= 0 && slot == cur.slot + cur.count)) {
-                        cur = new Piece(cur.slot, cur.block, cur.count + 1, cur.srcOffset);
-                        pieces.set(pieces.size() - 1, cur);
-                    } else {
-                        cur = new Piece(slot, b, 1, done * bs);
-                        pieces.add(cur);
+                    if (!cached.isEmpty()) {
+                        List<Piece> mine = cached;
+                        ByteBuffer data = src.duplicate();
+                        int base = src.position();
+                        write = inFlight.register(() -> writeSlots(mine, data, base), lo, hi);
                     }
                 }
-                List<Piece> cached = pieces;
-                int lo = Integer.MAX_VALUE;
-                int hi = -1;
                 for (Piece p : pieces) {
                     if (p.slot < 0) {
-                        cached = null; // some went around: filter (rare; no copy on the common path)
+                        ByteBuffer part = src.slice(src.position() + p.srcOffset, p.count * bs);
+                        aroundWrite(p.block * bs, part, fua ? BlockDevice.FUA : 0);
+                        if (!fua) {
+                            synchronized (state) {
+                                state.forwardFlush = true;
+                            }
+                        }
+                    }
+                }
+                if (write != null) {
+                    if (fua) {
+                        if (fuaPool != null) {
+                            fuaPool.execute(write.task());
+                        }
+                        fuaWrites.add(write);
                     } else {
-                        lo = Math.min(lo, p.slot);
-                        hi = Math.max(hi, p.slot + p.count - 1);
+                        InFlight.await(write);
                     }
                 }
-                if (cached == null) {
-                    cached = new ArrayList<>();
-                    for (Piece p : pieces) {
-                        if (p.slot >= 0) {
-                            cached.add(p);
-                        }
-                    }
-                }
-                if (!cached.isEmpty()) {
-                    List<Piece> mine = cached;
-                    ByteBuffer data = src.duplicate();
-                    int base = src.position();
-                    write = inFlight.register(() -> writeSlots(mine, data, base), lo, hi);
-                }
-            }
-            for (Piece p : pieces) {
-                if (p.slot < 0) {
-                    ByteBuffer part = src.slice(src.position() + p.srcOffset, p.count * bs);
-                    aroundWrite(p.block * bs, part, fua ? BlockDevice.FUA : 0);
-                    if (!fua) {
-                        synchronized (state) {
-                            state.forwardFlush = true;
-                        }
-                    }
-                }
-            }
-            if (write != null) {
-                if (fua) {
-                    if (fuaPool != null) {
-                        fuaPool.execute(write.task());
-                    }
-                    fuaWrites.add(write);
-                } else {
-                    InFlight.await(write);
+            } finally {
+                if (lane >= 0) {
+                    releaseLane(lane);
                 }
             }
             if (blocked) {
                 counters.writesBlockedOnFreelist.increment();
                 makeRoom();
+            }
+        }
+    }
+
+    /**
+     * The allocation lanes ({@link dev.strata.cache.writecache.internal.index.FreeSlots#LANES})
+     * whose writers are between allocating and the end of their data write, one bit each.
+     */
+    private final AtomicInteger lanesBusy = new AtomicInteger();
+
+    /**
+     * The lowest lane no other writer is using (a lone writer always gets lane 0), or, when all
+     * are in use, a shared one; called under the state lock (which orders the claims, while
+     * releases come without it).
+     */
+    private int claimLane() {
+        while (true) {
+            int busy = lanesBusy.get();
+            int lane = Integer.numberOfTrailingZeros(~busy);
+            if (lane >= FreeSlots.LANES) {
+                return FreeSlots.LANES + (int) (Thread.currentThread().getId() % FreeSlots.LANES); // shared, not marked
+            }
+            if (lanesBusy.compareAndSet(busy, busy | (1 << lane))) {
+                return lane;
+            }
+        }
+    }
+
+    private void releaseLane(int lane) {
+        if (lane < FreeSlots.LANES) {
+            int bit = 1 << lane;
+            while (true) {
+                int busy = lanesBusy.get();
+                if (lanesBusy.compareAndSet(busy, busy & ~bit)) {
+                    return;
+                }
             }
         }
     }

@@ -156,4 +156,26 @@ class IndexTest {
             f.release(3);
         });
     }
+
+    @Test
+    void lanesStartASixteenthApartAndFallBackToAnyFreeSlot() {
+        int n = 16 * 64;
+        FreeSlots f = new FreeSlots(n);
+        for (int i = 0; i < n; i++) {
+            f.release(i);
+        }
+        // concurrent writers' lanes: far apart on the device, each run consecutive
+        assertEquals((0L << 32) | 8, f.take(8, 0));
+        assertEquals((64L << 32) | 8, f.take(8, 1));
+        assertEquals((15L * 64 << 32) | 8, f.take(8, 15));
+        assertEquals((8L << 32) | 8, f.take(8, 0)); // lane 0 goes on from its own cursor
+        assertEquals((16L << 32) | 8, f.take(8)); // take(n) is lane 0
+        // a lane whose slots after it are used takes the next free ones (wrapping), anywhere
+        FreeSlots g = new FreeSlots(n);
+        g.release(3);
+        g.release(5);
+        assertEquals((3L << 32) | 1, g.take(4, 7));
+        assertEquals((5L << 32) | 1, g.take(4, 7));
+        assertEquals(-1, g.take(1, 3));
+    }
 }

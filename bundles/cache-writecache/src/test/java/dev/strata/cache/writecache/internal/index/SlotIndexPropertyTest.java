@@ -1,0 +1,140 @@
+package dev.strata.cache.writecache.internal.index;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+/**
+ * The index against a {@link TreeMap} reference model: inserts (one block, and runs of
+ * consecutive blocks into consecutive slots, the write path's allocation), removals, ceiling,
+ * find, the O(1) {@link SlotIndex#holds} check the write path trusts instead of a walk, and the
+ * in-order walk in backing order, after every step of random sequences. Blocks come from a small
+ * range so that sequences collide, reuse slots and remove what they inserted.
+ */
+class SlotIndexPropertyTest {
+    private static final int SLOTS = 64;
+    private static final int BLOCKS = 160;
+
+    @Property(tries = 300)
+    void behavesLikeASortedMap(@ForAll @Size(max = 200) List<@IntRange(min = 0, max = 1 << 20) Integer> ops) {
+        SlotIndex index = new SlotIndex(SLOTS);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        TreeSet<Integer> free = new TreeSet<>();
+        for (int s = 0; s < SLOTS; s++) {
+            free.add(s);
+        }
+        long seq = 0;
+        for (int op : ops) {
+            long b = op % BLOCKS;
+            switch (op >>> 18) { // 0..3
+                case 0 -> {
+                    if (!model.containsKey(b) && !free.isEmpty()) {
+                        int s = free.pollFirst();
+                        index.insert(s, b, ++seq);
+                        model.put(b, s);
+                    }
+                }
+                case 1 -> {
+                    int len = 1 + (op >>> 8) % 9;
+                    int first = firstFreeRun(free, len);
+                    boolean absent = b + len <= BLOCKS && model.subMap(b, b + len).isEmpty();
+                    if (first >= 0 && absent) {
+                        index.insertRun(first, b, len, ++seq);
+                        for (int i = 0; i < len; i++) {
+                            free.remove(first + i);
+                            model.put(b + i, first + i);
+                            assertEquals(seq, index.seq(first + i));
+                        }
+                    }
+                }
+                case 2 -> {
+                    Integer had = model.remove(b);
+                    int removed = index.remove(b);
+                    assertEquals(had == null ? -1 : had, removed, "remove " + b);
+                    if (had != null) {
+                        assertFalse(index.holds(had, b), "a removed slot is not the holder any more");
+                        assertEquals(b, index.block(had), "a removed slot keeps its block (an older copy)");
+                        index.clear(had);
+                        free.add(had);
+                    }
+                }
+                default -> {
+                    Map.Entry<Long, Integer> c = model.ceilingEntry(b);
+                    assertEquals(c == null ? -1 : c.getValue(), index.ceiling(b), "ceiling " + b);
+                    assertEquals(model.getOrDefault(b, -1), index.find(b), "find " + b);
+                }
+            }
+            assertEquals(model.size(), index.size());
+            for (int s = 0; s < SLOTS; s++) {
+                long held = index.block(s);
+                boolean holder = held != SlotIndex.NONE && Integer.valueOf(s).equals(model.get(held));
+                assertEquals(holder, index.holds(s, held), "holds slot " + s);
+                assertFalse(index.holds(s, held + 1), "holds only its own block");
+            }
+        }
+        // the in-order walk (the writeback's and discard's range iteration): backing order, every block once
+        List<Long> walked = new ArrayList<>();
+        long at = 0;
+        for (int s = index.ceiling(at); s >= 0; s = index.ceiling(at)) {
+            walked.add(index.block(s));
+            assertEquals(model.get(index.block(s)), s);
+            at = index.block(s) + 1;
+        }
+        assertEquals(new ArrayList<>(model.keySet()), walked);
+        assertFalse(index.holds(-1, 0));
+        assertFalse(index.holds(SLOTS, 0));
+    }
+
+    /** The first slot of {@code len} consecutive free slots, or -1. */
+    private static int firstFreeRun(TreeSet<Integer> free, int len) {
+        for (int s : free) {
+            boolean all = true;
+            for (int i = 1; i < len && all; i++) {
+                all = free.contains(s + i);
+            }
+            if (all && s + len <= SLOTS) {
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    @Property(tries = 50)
+    void runsJoinAnyTreeInOrder(@ForAll @IntRange(min = 0, max = 40) int before, @ForAll @IntRange(min = 1, max = 20) int run,
+            @ForAll @IntRange(min = 0, max = 40) int after) {
+        // blocks spread below and above a run, then the run joined in between: one sorted tree
+        SlotIndex index = new SlotIndex(before + run + after);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        int slot = 0;
+        for (int i = 0; i < before; i++, slot++) {
+            index.insert(slot, 1000 - 10L * i, 0);
+            model.put(1000 - 10L * i, slot);
+        }
+        for (int i = 0; i < after; i++, slot++) {
+            index.insert(slot, 3000 + 7L * i, 0);
+            model.put(3000 + 7L * i, slot);
+        }
+        index.insertRun(slot, 2000, run, 1);
+        for (int i = 0; i < run; i++) {
+            model.put(2000L + i, slot + i);
+            assertTrue(index.holds(slot + i, 2000L + i));
+        }
+        long at = 0;
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            assertEquals(e.getValue(), index.ceiling(at));
+            at = e.getKey() + 1;
+        }
+        assertEquals(-1, index.ceiling(at));
+        assertEquals(model.size(), index.size());
+    }
+}

@@ -66,7 +66,9 @@ public final class ReadCache implements CacheTarget {
     private final Promoter promoter;
     final Meters meters;
     private final PolicyBinding binding;
+    private final WritePromoter writePromoter;
     private final SequentialRuns runs = new SequentialRuns();
+    private final SequentialRuns writeRuns = new SequentialRuns();
     private final Recovery.Found found;
     private final TunableCell<Tunables> tunables;
     private volatile CacheMode mode = CacheMode.WRITEAROUND;
@@ -84,6 +86,7 @@ public final class ReadCache implements CacheTarget {
         this.meta = meta;
         this.dataCommit = new PromotionCommit(name, cache, meters::now);
         this.promoter = new Promoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
+        this.writePromoter = new WritePromoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
         this.meters = meters;
         this.tunables = new TunableCell<>(tunables);
         this.binding = binding;
@@ -220,20 +223,41 @@ public final class ReadCache implements CacheTarget {
         int len = src.remaining();
         Requests.check(this, offset, len);
         long t0 = meters.now();
-        changing(offset, len, () -> origin.write(offset, src, flags));
+        ByteBuffer copy = promotesWrite(offset, len) ? src.duplicate() : null;
+        changing(offset, len, () -> origin.write(offset, src, flags), copy);
         meters.writeLatency.recordSince(t0);
+    }
+
+    /**
+     * Whether a write of {@code len} bytes at {@code offset} keeps its data cached: {@code
+     * write_promote} on, promotion on, at least one whole block and at most {@link
+     * Stamps#RANGE_MAX} blocks, and not part of a sequential stream past {@code sequential_cutoff}
+     * (a large copy would push the read hot set out, as a scan would).
+     */
+    private boolean promotesWrite(long offset, int len) {
+        Tunables t = tunables.get();
+        if (!t.writePromote() || mode != CacheMode.WRITEAROUND || promotionError != null || len < bs
+                || len / bs > Stamps.RANGE_MAX) {
+            return false;
+        }
+        long cutoff = t.sequentialCutoff();
+        if (cutoff > 0 && writeRuns.extend(offset, len) > cutoff) {
+            meters.bypassed.add(len / bs);
+            return false;
+        }
+        return true;
     }
 
     @Override
     public void writeZeroes(long offset, long length, int flags) throws IOException {
         Requests.check(this, offset, length);
-        changing(offset, length, () -> origin.writeZeroes(offset, length, flags));
+        changing(offset, length, () -> origin.writeZeroes(offset, length, flags), null);
     }
 
     @Override
     public void discard(long offset, long length) throws IOException {
         Requests.check(this, offset, length);
-        changing(offset, length, () -> origin.discard(offset, length));
+        changing(offset, length, () -> origin.discard(offset, length), null);
     }
 
     @Override
@@ -245,19 +269,23 @@ public final class ReadCache implements CacheTarget {
         void run() throws IOException;
     }
 
-    /** Rule 1 of the ordering: invalidate ahead (durably), then change the origin. */
-    private void changing(long offset, long length, OriginOp op) throws IOException {
+    /**
+     * Rule 1 of the ordering: invalidate ahead (durably), then change the origin; then, with
+     * {@code written} (the write's data, {@code write_promote}), keep copies of its whole blocks
+     * while the write still counts as in flight ({@link WritePromoter}).
+     */
+    private void changing(long offset, long length, OriginOp op, ByteBuffer written) throws IOException {
         if (length == 0) {
             op.run();
             return;
         }
         long first = offset / bs;
         long n = (offset + length - 1) / bs - first + 1;
-        long[] invalidated = new long[1];
-        int[] blocks = state.beginWrite(first, n, invalidated);
+        long[] out = new long[2];
+        int[] blocks = state.beginWrite(first, n, out);
         long ticket = meta.changed();
         try {
-            meters.invalidations.add(invalidated[0]);
+            meters.invalidations.add(out[0]);
             try {
                 meters.metadataWrites.add(meta.writeAllCovering(blocks, ticket));
             } catch (IOException | RuntimeException e) {
@@ -266,6 +294,9 @@ public final class ReadCache implements CacheTarget {
                         + "cached copy, so the write was not done: " + e.getMessage(), e);
             }
             op.run();
+            if (written != null) {
+                writePromoter.promote(offset, written, out[1]);
+            }
         } finally {
             state.endWrite(first, n);
         }
@@ -276,6 +307,25 @@ public final class ReadCache implements CacheTarget {
         long s = state.flushStart();
         origin.flush();
         recordDurable(state.flushDone(s, false));
+    }
+
+    /**
+     * Writes the entries a completed origin flush made recordable. Written copies (UNSYNCED) are
+     * recorded only after a cache-device flush made their data durable (rule 2); if it fails,
+     * they stay unrecorded (cold after a crash, never stale) and promotion is disabled.
+     */
+    private void recordDurable(CacheState.Durable d) {
+        recordDurable(d.metaBlocks());
+        if (d.unsyncedSlots().length == 0) {
+            return;
+        }
+        try {
+            dataCommit.durableUpTo(dataCommit.lastTicket());
+        } catch (IOException | RuntimeException e) {
+            cacheWriteFailed(e);
+            return;
+        }
+        recordDurable(state.synced(d.unsyncedSlots(), d.unsyncedKeys()));
     }
 
     private void recordDurable(int[] blocks) {
@@ -313,7 +363,7 @@ public final class ReadCache implements CacheTarget {
     public void message(String key, String value) throws IOException {
         switch (key) {
             case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.get().policy());
-            case Tunables.SEQUENTIAL_CUTOFF -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
+            case Tunables.SEQUENTIAL_CUTOFF, Tunables.WRITE_PROMOTE -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
             case "mode" -> setMode(CacheMode.parse(value));
             case CacheTarget.Actions.INVALIDATE -> {
                 if (!CacheTarget.Actions.ALL.equals(value == null ? "" : value.trim())) {
@@ -321,12 +371,12 @@ public final class ReadCache implements CacheTarget {
                 }
                 // as a write over the whole origin that writes nothing: every copy dropped durably
                 // (rule 1), and a promotion racing with it is not installed (its stamps changed)
-                changing(0, size(), () -> { });
+                changing(0, size(), () -> { }, null);
             }
             default -> {
                 if (!state.setPolicyTunable(key, value)) {
                     throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
-                            + "sequential_cutoff, invalidate=all and those of the policy ('" + binding.wanted() + "')");
+                            + "sequential_cutoff, write_promote, invalidate=all and those of the policy ('" + binding.wanted() + "')");
                 }
                 tunables.update(t -> t.withPolicy(key, value));
             }

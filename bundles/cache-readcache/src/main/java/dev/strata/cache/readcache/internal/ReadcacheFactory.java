@@ -26,7 +26,7 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * {@code readcache origin=DEV cache=DEV [policy=NAME] [block_size=4096] [sequential_cutoff=4M]
- * [format=true] [policy tunable=value…]}. Read-cache policies are bound dynamically by name: a
+ * [write_promote=off] [format=true] [policy tunable=value…]}. Read-cache policies are bound dynamically by name: a
  * cache whose policy service goes away pauses promotion and binds again when one comes back.
  */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=readcache")

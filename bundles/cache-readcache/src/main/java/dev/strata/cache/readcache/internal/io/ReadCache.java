@@ -25,7 +25,7 @@ import java.util.Set;
  * The disk rule is that after a crash every block reads its last durable value or one written
  * since — and, once read, keeps reading that value until it is written again. A cached copy must
  * therefore never be valid on the cache device while the origin may hold (or come to hold, when
- * its volatile cache is destaged at a power cut) other data for the block. Four rules:
+ * its volatile cache is destaged at a power cut) other data for the block. Five rules:
  * <ol>
  * <li><b>Invalidate ahead.</b> A write, write-zeroes or discard first drops the cached copies it
  * overlaps from memory, then rewrites their metadata blocks with FUA, and only when those writes
@@ -44,10 +44,19 @@ import java.util.Set;
  * <li><b>Entry invalid before new data.</b> A slot whose entry may be valid on the device is
  * rewritten invalid (FUA) before new data goes into it; metadata writes of one block are
  * serialised, so the device never holds an older encoding over a newer one ({@link MetadataWriter}).
+ * <li><b>Written copies ({@code write_promote=on}) after the origin write, recorded after its
+ * flush.</b> A write keeps copies of the blocks it wrote whole only once its origin write has
+ * completed (and while it still counts as in flight), installed VOLATILE and UNSYNCED; a flush
+ * records one only after the origin's flush made the write durable (its stamp is at most the
+ * flush's start) and then a cache-device flush made the copy's data durable. So a mapping never
+ * becomes durable before the origin holds its data durably, and a FUA write is recorded by the
+ * next flush like any other ({@link WritePromoter}).
  * </ol>
- * A promotion racing a write of the same block never installs the older data: {@link Stamps}.
+ * A promotion racing a write of the same block never installs the older data, nor does a write
+ * whose copy another write of the block overlapped: {@link Stamps}.
  * The crash model, crash replay and the power cut at every step check all four
- * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, {@code PowerCutEveryStepTest}).
+ * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, with {@code write_promote}
+ * on and off; {@code WritePromoteRaceTest}, {@code PromotionRaceTest}).
  *
  * <h2>Locking</h2>
  * All memory state is in {@link CacheState}, under its monitor; no I/O is done under it. Metadata

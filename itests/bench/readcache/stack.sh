@@ -53,6 +53,8 @@ strata_available || { echo "stack: $STRATA_NOTE; build it with: mvn -B -q -Dskip
 . "$BENCH/lib/session.sh"
 bench_session strata-rcbench "$BENCH/target/readcache-$(date -u +%Y%m%d-%H%M%S)"
 
+# strata-wb's cache device driver (lib/strata.sh): a file, like the readcache stacks' caches
+WB_CACHE=${BENCH_WB_CACHE:-file}
 SLOW_DELAY=${BENCH_SLOW_DELAY:-5ms}
 SLOW_RATE=${BENCH_SLOW_RATE-1200M}
 case "$SLOW_RATE" in 0|none|off) SLOW_RATE="" ;; esac

@@ -14,6 +14,11 @@
 # lib/strata.sh sourced first.
 
 RC_POLICY=${BENCH_RC_POLICY:-}
+# extra writeboost tunables of the strata-rcwb* stacks (e.g. writeback_threshold=0)
+RCWB_WB_ARGS=${BENCH_RCWB_WB_ARGS:-}
+# writeboost's cache size in the strata-rcwb* stacks (default: CACHE_SIZE, like the others); one
+# smaller than the region makes hot blocks leave writeboost's log, where write_promote matters
+RCWB_WB_SIZE=${BENCH_RCWB_WB_SIZE:-}
 
 # strata_rc_stack KIND: creates the readcache stack KIND (rc, rcwb or rcwbi) once, exports it as KIND.
 strata_rc_stack() {
@@ -30,8 +35,8 @@ strata_rc_stack() {
         strata_cmd "$cmd" 300 || return 1
         strata_export rcrc rc
     else
-        cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=$CACHE_SIZE create=true"
-        cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache"
+        cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=${RCWB_WB_SIZE:-$CACHE_SIZE} create=true"
+        cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache${RCWB_WB_ARGS:+ $RCWB_WB_ARGS}"
         strata_cmd "$cmd" 300 || return 1
         strata_export "${kind}wb" "$kind"
     fi

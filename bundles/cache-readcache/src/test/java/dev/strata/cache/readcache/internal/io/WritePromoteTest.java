@@ -242,7 +242,7 @@ class WritePromoteTest {
         }
         double after = hotRun(rc, r, hot);
         System.out.printf("readcache (%s, write_promote=on, %d slots): hot set of %d blocks %.2f %% before a write scan of %d"
-                + " blocks, %.2f %% after (%s written blocks kept)%n", rc.status().get("policy"), slots, hot, before, scan.size(),
+                + " blocks, %.2f %% after (%s written copies installed, each through the policy's window)%n", rc.status().get("policy"), slots, hot, before, scan.size(),
                 after, rc.status().get("write_promotions"));
         assertTrue(before > 95, "the hot set fits: " + before);
         assertTrue(before - after <= 5, "hot hit ratio " + before + " % before the write scan, " + after + " % after");

@@ -326,8 +326,9 @@ final class CacheState {
      * The cache device was flushed after {@link #flushDone} returned {@code slots} (with {@code
      * keys}): each that still holds the same written copy, with its source still durable, becomes
      * CACHED. A slot invalidated and given to a new write of the same block meanwhile is not
-     * (that write stamped the block after the flush began: not durable). Returns the metadata
-     * blocks to write.
+     * (that write stamped the block after the flush began: not durable), provided no other flush
+     * raised the durable point in between (the caller holds its recording lock from {@link
+     * #flushDone} to here). Returns the metadata blocks to write.
      */
     synchronized int[] synced(int[] slotsIn, long[] keysIn) {
         int[] meta = new int[Math.max(1, slotsIn.length)];

@@ -54,7 +54,7 @@ import java.util.Set;
  * </ol>
  * A promotion racing a write of the same block never installs the older data, nor does a write
  * whose copy another write of the block overlapped: {@link Stamps}.
- * The crash model, crash replay and the power cut at every step check all four
+ * The crash model, crash replay and the power cut at every step check all five
  * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, with {@code write_promote}
  * on and off; {@code WritePromoteRaceTest}, {@code PromotionRaceTest}).
  *
@@ -78,6 +78,8 @@ public final class ReadCache implements CacheTarget {
     private final WritePromoter writePromoter;
     private final SequentialRuns runs = new SequentialRuns();
     private final SequentialRuns writeRuns = new SequentialRuns();
+    /** Held from a flush's {@code flushDone} to its {@code synced}: see {@link #recordDurable(CacheState.Durable)}. */
+    private final java.util.concurrent.locks.ReentrantLock recording = new java.util.concurrent.locks.ReentrantLock();
     private final Recovery.Found found;
     private final TunableCell<Tunables> tunables;
     private volatile CacheMode mode = CacheMode.WRITEAROUND;
@@ -315,13 +317,27 @@ public final class ReadCache implements CacheTarget {
     public void flush() throws IOException {
         long s = state.flushStart();
         origin.flush();
-        recordDurable(state.flushDone(s, false));
+        recordAfterOriginFlush(s, false);
+    }
+
+    private void recordAfterOriginFlush(long s, boolean all) {
+        recording.lock();
+        try {
+            recordDurable(state.flushDone(s, all));
+        } finally {
+            recording.unlock();
+        }
     }
 
     /**
      * Writes the entries a completed origin flush made recordable. Written copies (UNSYNCED) are
      * recorded only after a cache-device flush made their data durable (rule 2); if it fails,
      * they stay unrecorded (cold after a crash, never stale) and promotion is disabled.
+     * Runs under {@code recording}, so no other flush raises the origin's durable point between
+     * this flush's {@code flushDone} and its {@code synced}: otherwise a copy written into the
+     * same slot by a newer write of the same block after this flush's cache-device flush began
+     * could pass {@code synced}'s durability check on the other flush's point and be recorded
+     * before its data is durable on the cache device.
      */
     private void recordDurable(CacheState.Durable d) {
         recordDurable(d.metaBlocks());
@@ -350,7 +366,7 @@ public final class ReadCache implements CacheTarget {
     public void suspend() throws IOException {
         long s = state.flushStart();
         origin.flush();
-        recordDurable(state.flushDone(s, true));
+        recordAfterOriginFlush(s, true);
     }
 
     @Override

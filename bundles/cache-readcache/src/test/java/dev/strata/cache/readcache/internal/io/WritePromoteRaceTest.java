@@ -72,6 +72,17 @@ class WritePromoteRaceTest {
         }
     }
 
+    /** Waits for {@code condition} (re-checked every 5 ms), at most {@link #DEADLINE_S}. */
+    static void until(String what, java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_S);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within " + DEADLINE_S + " s: " + what);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+    }
+
     private static CompletableFuture<Void> async(IoTask t) {
         return CompletableFuture.runAsync(() -> {
             try {
@@ -161,6 +172,98 @@ class WritePromoteRaceTest {
         write(rc, 3, 3);
         assertArrayEquals(pattern(3, 3), read(rc, 3));
         assertEquals(1, stat(rc, "write_promotions"));
+        rc.close();
+    }
+
+    /** A cache device whose first flush (after being armed) waits after flushing, and the second before. */
+    static final class GatedFlushes extends ForwardingBlockDevice {
+        final CountDownLatch firstEntered = new CountDownLatch(1);
+        final CountDownLatch firstRelease = new CountDownLatch(1);
+        final CountDownLatch secondEntered = new CountDownLatch(1);
+        final CountDownLatch secondRelease = new CountDownLatch(1);
+        final AtomicInteger calls = new AtomicInteger(-1);
+
+        GatedFlushes(BlockDevice lower) {
+            super(lower);
+        }
+
+        void arm() {
+            calls.set(0);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            int n = calls.get() < 0 ? -1 : calls.incrementAndGet();
+            if (n == 2) {
+                secondEntered.countDown();
+                await(secondRelease);
+            }
+            super.flush();
+            if (n == 1) {
+                firstEntered.countDown();
+                await(firstRelease);
+            }
+        }
+    }
+
+    /**
+     * Two flushes and a newer write of the same block into the same slot: flush F1 found the
+     * block's written copy recordable and is flushing the cache device; meanwhile a newer write
+     * replaces the copy in the same slot (its data written after F1's cache flush), and flush F2
+     * completes its origin flush. F1 must not record the newer copy on F2's durable point: a crash
+     * then (the newer data not yet durable on the cache device) would serve the older copy.
+     * Fails without the recording lock of ReadCache (checked by hand).
+     */
+    @Test
+    void aFlushNeverRecordsACopyWrittenAfterItsCacheFlushBegan() throws Exception {
+        CrashableDevice origin = new CrashableDevice("o", 1 << 20, BS);
+        AtomicInteger originFlushes = new AtomicInteger();
+        BlockDevice countingOrigin = new ForwardingBlockDevice(origin) {
+            @Override
+            public void flush() throws IOException {
+                super.flush();
+                originFlushes.incrementAndGet();
+            }
+        };
+        CrashableDevice cacheDev = new CrashableDevice("c", 8192 + 16 * BS, BS);
+        GatedFlushes cache = new GatedFlushes(cacheDev);
+        ReadCache rc = Opener.open("rc", countingOrigin, cache, WritePromoteTest.promoting());
+        int slots = (int) stat(rc, "capacity_blocks");
+        for (int b = 0; b < slots; b++) {
+            write(rc, b, 1); // every slot holds a block
+        }
+        rc.flush();
+        write(rc, 0, 2); // the only free slot is block 0's own: its copy goes back there
+        cache.arm();
+        CompletableFuture<Void> f1 = async(rc::flush);
+        await(cache.firstEntered); // F1 has taken block 0's copy (version 2) to record, after its cache flush
+        write(rc, 0, 3); // the newer copy, in the same slot, written after F1's cache flush
+        int flushesBefore = originFlushes.get();
+        CompletableFuture<Void> f2 = new CompletableFuture<>();
+        Thread t2 = new Thread(() -> {
+            try {
+                rc.flush();
+                f2.complete(null);
+            } catch (Throwable e) {
+                f2.completeExceptionally(e);
+            }
+        });
+        t2.start();
+        // F2 has flushed the origin and waits (for F1's recording, or for F1's cache flush)
+        until("F2 waiting after its origin flush", () -> originFlushes.get() > flushesBefore
+                && (t2.getState() == Thread.State.WAITING || t2.getState() == Thread.State.TIMED_WAITING));
+        cache.firstRelease.countDown();
+        f1.get(DEADLINE_S, TimeUnit.SECONDS);
+        await(cache.secondEntered); // F2 past its origin flush, before its cache flush
+        byte[] originImage = origin.durableImage();
+        byte[] cacheImage = cacheDev.durableImage();
+        cache.secondRelease.countDown();
+        f2.get(DEADLINE_S, TimeUnit.SECONDS);
+        assertArrayEquals(pattern(0, 3), read(CrashableDevice.ofImage("o2", originImage, BS), 0));
+        ReadCache after = Opener.open("rc", CrashableDevice.ofImage("o2", originImage, BS),
+                CrashableDevice.ofImage("c2", cacheImage, BS), WritePromoteTest.promoting());
+        assertArrayEquals(pattern(0, 3), read(after, 0), "block 0 after a crash during F2");
+        after.close();
         rc.close();
     }
 

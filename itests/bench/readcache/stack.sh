@@ -10,7 +10,8 @@
 #   mix-zipf       the suite's mix-zipf.fio after the suite's warm-up (prep-fill.fio writes)
 #   randread-zipf  4 KiB zipf random reads (jobs/randread-4k-zipf.fio) on a readcache warmed
 #                  by reading the region once, against Strata's export of the fast device
-# Systems: strata-rcwb (writeboost over readcache over the slow device), nbdkit-cache-cor
+# Systems: strata-rcwb (writeboost over readcache with write_promote=on over the slow device),
+# strata-rcwb-inv (the same with write_promote=off: writeback invalidates), nbdkit-cache-cor
 # (nbdkit's cache filter with cache-on-read, the reference of both mixes), strata-wb
 # (writeboost alone, for comparison), strata-rc (readcache alone), strata-file (the
 # reference of randread-zipf). Every system over the slow device has its own instance.
@@ -52,6 +53,8 @@ strata_available || { echo "stack: $STRATA_NOTE; build it with: mvn -B -q -Dskip
 . "$BENCH/lib/session.sh"
 bench_session strata-rcbench "$BENCH/target/readcache-$(date -u +%Y%m%d-%H%M%S)"
 
+# strata-wb's cache device driver (lib/strata.sh): a file, like the readcache stacks' caches
+WB_CACHE=${BENCH_WB_CACHE:-file}
 SLOW_DELAY=${BENCH_SLOW_DELAY:-5ms}
 SLOW_RATE=${BENCH_SLOW_RATE-1200M}
 case "$SLOW_RATE" in 0|none|off) SLOW_RATE="" ;; esac
@@ -65,8 +68,8 @@ MEM_PREFILL=$SLOW_PREFILL
 
 ALL_WORKLOADS="mix-zipf-cold mix-zipf randread-zipf"
 declare -A SYSTEMS_OF=(
-    [mix-zipf-cold]="nbdkit-cache-cor strata-rcwb strata-wb"
-    [mix-zipf]="nbdkit-cache-cor strata-rcwb strata-wb"
+    [mix-zipf-cold]="nbdkit-cache-cor strata-rcwb strata-rcwb-inv strata-wb"
+    [mix-zipf]="nbdkit-cache-cor strata-rcwb strata-rcwb-inv strata-wb"
     [randread-zipf]="strata-file strata-rc"
 )
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -133,9 +136,11 @@ export BENCH_RUNTIME=$RUNTIME BENCH_REGION=$READ_REGION BENCH_IO=$IO_BIG
 if wanted mix-zipf-cold; then workload mix-zipf-cold "$JOBS/mix-zipf.fio" none; fi
 if wanted mix-zipf; then workload mix-zipf "$JOBS/mix-zipf.fio" write; fi
 if wanted randread-zipf; then workload randread-zipf "$RC_JOBS/randread-4k-zipf.fio" read; fi
-for kind in rc rcwb; do
+for kind in rc rcwb rcwbi; do
     [ -n "${STRATA_PORT[$kind]:-}" ] && strata_cmd "dev:status ${kind}rc" && {
         echo "--- dev:status ${kind}rc after the run"; cat <<<"$STRATA_OUT"; } >>"$RESULTS/status.txt"
+    [ "$kind" != rc ] && [ -n "${STRATA_PORT[$kind]:-}" ] && strata_cmd "dev:status ${kind}wb" && {
+        echo "--- dev:status ${kind}wb after the run"; cat <<<"$STRATA_OUT"; } >>"$RESULTS/status.txt"
 done
 echo "uptime_end=$(uptime)" >>"$RESULTS/summary.txt"
 stop_all_servers
@@ -156,7 +161,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) prin
     echo
     for w in mix-zipf-cold mix-zipf; do
         wanted "$w" || continue
-        echo "$w: strata-rcwb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor)") (goal >= 1.2); strata-wb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-wb)" "$(median_iops "$w" nbdkit-cache-cor)")"
+        echo "$w: strata-rcwb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor)") (goal >= 1.2); strata-rcwb-inv / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb-inv)" "$(median_iops "$w" nbdkit-cache-cor)"); strata-wb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-wb)" "$(median_iops "$w" nbdkit-cache-cor)")"
     done
     if wanted randread-zipf; then
         echo "randread-zipf: strata-rc / strata-file = $(ratio "$(median_iops randread-zipf strata-rc)" "$(median_iops randread-zipf strata-file)") (goal >= 0.9)"

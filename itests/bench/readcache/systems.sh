@@ -5,32 +5,40 @@
 #                     the local disk; sequential_cutoff=0 so that the warm-up's sequential reads
 #                     are promoted
 #   strata-rcwb       Strata `writeboost` over `readcache` over the slow device: the stack of
-#                     docs/readcache.md, each cache a file on the local disk
+#                     docs/readcache.md (readcache with write_promote=on, so writeboost's
+#                     writeback stays cached), each cache a file on the local disk
+#   strata-rcwb-inv   the same stack with write_promote=off (writeback invalidates), for comparison
 #   nbdkit-cache-cor  nbdkit's cache filter as lib/systems.sh runs it, plus cache-on-read=true
 #                     (it then keeps what it read from the slow device, like a read cache)
 # Each has its own instance of the slow device. Needs lib/common.sh, lib/systems.sh and
 # lib/strata.sh sourced first.
 
 RC_POLICY=${BENCH_RC_POLICY:-}
+# extra writeboost tunables of the strata-rcwb* stacks (e.g. writeback_threshold=0)
+RCWB_WB_ARGS=${BENCH_RCWB_WB_ARGS:-}
+# writeboost's cache size in the strata-rcwb* stacks (default: CACHE_SIZE, like the others); one
+# smaller than the region makes hot blocks leave writeboost's log, where write_promote matters
+RCWB_WB_SIZE=${BENCH_RCWB_WB_SIZE:-}
 
-# strata_rc_stack KIND: creates the readcache stack KIND (rc or rcwb) once, exports it as KIND.
+# strata_rc_stack KIND: creates the readcache stack KIND (rc, rcwb or rcwbi) once, exports it as KIND.
 strata_rc_stack() {
-    local kind=$1 cmd
+    local kind=$1 cmd wp=""
+    case "$kind" in rcwb) wp=" write_promote=on" ;; rcwbi) wp=" write_promote=off" ;; esac
     [ -n "${STRATA_PORT[$kind]:-}" ] && return 0
     [ -n "${SLOW_PORT[$kind]:-}" ] || slow_start "$kind"
     rm -f "$DATA/$kind-rc.img" "$DATA/$kind-wb.img"
     cmd="dev:create ${kind}slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[$kind]}/"
     cmd="$cmd ; dev:create ${kind}rccache file path=$DATA/$kind-rc.img size=$CACHE_SIZE create=true"
-    cmd="$cmd ; dev:create ${kind}rc readcache origin=${kind}slow cache=${kind}rccache${RC_POLICY:+ policy=$RC_POLICY}"
+    cmd="$cmd ; dev:create ${kind}rc readcache origin=${kind}slow cache=${kind}rccache${RC_POLICY:+ policy=$RC_POLICY}$wp"
     if [ "$kind" = rc ]; then
         cmd="$cmd sequential_cutoff=0"
         strata_cmd "$cmd" 300 || return 1
         strata_export rcrc rc
     else
-        cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=$CACHE_SIZE create=true"
-        cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache"
+        cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=${RCWB_WB_SIZE:-$CACHE_SIZE} create=true"
+        cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache${RCWB_WB_ARGS:+ $RCWB_WB_ARGS}"
         strata_cmd "$cmd" 300 || return 1
-        strata_export rcwbwb rcwb
+        strata_export "${kind}wb" "$kind"
     fi
 }
 
@@ -59,6 +67,14 @@ sys_strata_rcwb_up() {
 sys_strata_rcwb_fresh() { :; }
 sys_strata_rcwb_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[rcwb]}/rcwb"; }
 sys_strata_rcwb_pg() { echo "${PGIDS[strata]:-}"; }
+
+sys_strata_rcwb_inv_up() {
+    strata_sys_up strata-rcwb-inv || return 1
+    strata_rc_stack rcwbi || { SYS_NOTE[strata-rcwb-inv]="not available: $(head -c 300 <<<"$STRATA_OUT")"; return 1; }
+}
+sys_strata_rcwb_inv_fresh() { :; }
+sys_strata_rcwb_inv_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${STRATA_PORT[rcwbi]}/rcwbi"; }
+sys_strata_rcwb_inv_pg() { echo "${PGIDS[strata]:-}"; }
 
 sys_nbdkit_cache_cor_up() { server_alive nbdkit-cache-cor || sys_nbdkit_cache_cor_fresh; }
 sys_nbdkit_cache_cor_fresh() {

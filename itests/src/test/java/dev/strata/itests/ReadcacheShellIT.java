@@ -81,7 +81,7 @@ public class ReadcacheShellIT {
         run("dev:create slow file path=" + dir.resolve("slow.img") + " size=32M create=true");
         run("dev:create ssd1 file path=" + dir.resolve("rc.img") + " size=4M create=true");
         run("dev:create ssd2 file path=" + dir.resolve("wb.img") + " size=18M create=true");
-        run("dev:create rc0 readcache origin=slow cache=ssd1");
+        run("dev:create rc0 readcache origin=slow cache=ssd1 write_promote=on");
         run("dev:create wb0 writeboost backing=rc0 cache=ssd2");
 
         byte[] block = new byte[4096];
@@ -112,7 +112,9 @@ public class ReadcacheShellIT {
                 }
             }
         }
-        assertTrue(status("rc0").toString(), Long.parseLong(status("rc0").get("read_hits")) >= 64);
+        // write_promote=on: the writeback's blocks were kept, so even the first pass hit
+        assertEquals(status("rc0").toString(), "64", status("rc0").get("write_promotions"));
+        assertTrue(status("rc0").toString(), Long.parseLong(status("rc0").get("read_hits")) >= 128);
 
         run("dev:message rc0 policy nhit");
         assertEquals("nhit", status("rc0").get("policy"));

@@ -26,12 +26,12 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * {@code readcache origin=DEV cache=DEV [policy=NAME] [block_size=4096] [sequential_cutoff=4M]
- * [format=true] [policy tunable=value…]}. Read-cache policies are bound dynamically by name: a
+ * [write_promote=off] [format=true] [policy tunable=value…]}. Read-cache policies are bound dynamically by name: a
  * cache whose policy service goes away pauses promotion and binds again when one comes back.
  */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=readcache")
 public final class ReadcacheFactory implements TargetFactory, PolicySource {
-    static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "format");
+    static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "write_promote", "format");
 
     private final Map<String, ReadCachePolicy> policies = new ConcurrentHashMap<>();
     private final Set<ReadCache> live = ConcurrentHashMap.newKeySet();
@@ -84,7 +84,7 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
     @Override
     public String usage() {
         return "readcache origin=DEV cache=DEV [policy=" + ReadCachePolicy.DEFAULT + "] [block_size=4096] "
-                + "[sequential_cutoff=4M] [format=true] [policy tunable=value…]";
+                + "[sequential_cutoff=4M] [write_promote=off] [format=true] [policy tunable=value…]";
     }
 
     @Override
@@ -160,6 +160,9 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         o = Opener.withBlockSize(o, bs);
         o = Opener.withOriginId(o, context.lowerDeviceId(lower.get(0)));
         o = Opener.withTunables(o, cutoff, policyTunables);
+        if (a.has("write_promote")) {
+            o = Opener.withWritePromote(o, Tunables.parseWritePromote(a.string("write_promote")));
+        }
         o = Opener.withOnRelease(o, live::remove);
         ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)), context.lowerDevice(lower.get(1)), o);
         live.add(rc);

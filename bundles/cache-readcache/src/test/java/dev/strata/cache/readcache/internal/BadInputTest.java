@@ -75,8 +75,16 @@ class BadInputTest {
         refused("block_size=3000", "out of range");
         refused("block_size=12288", "power of two");
         refused("sequential_cutoff=-1", "sequential_cutoff");
+        refused("write_promote=maybe", "write_promote");
         refused("policy=nhit threshold=0", "threshold");
         refused("policy=lru no_such=1", "no_such");
+    }
+
+    @Test
+    void writePromoteIsAnArgument() throws Exception {
+        Target t = create("write_promote=on");
+        assertTrue(t.status().get("write_promote").equals("true"));
+        t.close();
     }
 
     @Test
@@ -100,7 +108,9 @@ class BadInputTest {
         oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("sequential_cutoff", "2T")), "out of range");
         oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("bogus", "1")), "no tunable 'bogus'");
         oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("mode", "writeback")), "not supported");
+        oneLine(assertThrows(InvalidArgumentException.class, () -> t.message("write_promote", "2")), "write_promote");
         assertTrue(t.status().get("policy").equals("wtinylfu"));
+        assertTrue(t.status().get("write_promote").equals("false"));
         assertTrue(t.status().get("sequential_cutoff").equals("4194304"));
         t.close();
     }

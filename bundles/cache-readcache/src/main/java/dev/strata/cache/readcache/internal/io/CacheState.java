@@ -21,6 +21,9 @@ import java.util.Map;
  * The flag DISK means "the cache device may hold a valid entry for this slot": set when an entry is
  * encoded valid, cleared only when a FUA write of an encoding with the slot invalid has completed.
  * No slot with DISK set is ever given new data (the promoter writes its invalid entry first).
+ * The flag UNSYNCED marks a VOLATILE slot holding a write's data ({@code write_promote}) that is
+ * not known durable on the cache device yet (written without FUA or flush): a flush records it
+ * only after a cache-device flush ({@link #flushDone}, {@link #synced}).
  *
  * <h2>Read pins</h2>
  * A hit pins its slot's stripe until its cache read has returned; a promotion into a slot whose
@@ -32,6 +35,7 @@ final class CacheState {
     static final byte VOLATILE = 2;
     static final byte CACHED = 3;
     static final byte DISK = 4;
+    static final byte UNSYNCED = 8;
     private static final int PIN_BITS = 10;
     private static final int RING = 1024;
 
@@ -43,6 +47,8 @@ final class CacheState {
     final Stamps stamps = new Stamps();
     private final int[] volatileRing = new int[RING];
     private int ringSize;
+    /** More VOLATILE slots than the ring holds since the last flush: the next flush checks every slot. */
+    private boolean ringOverflow;
     private int pending;
     private boolean switching;
     private ReadCachePolicy.Instance policy;
@@ -64,8 +70,17 @@ final class CacheState {
         return state[slot] & 3;
     }
 
+    /** Sets the state, keeping DISK; clears UNSYNCED. */
     private void setState(int slot, byte s) {
         state[slot] = (byte) ((state[slot] & DISK) | s);
+    }
+
+    private void remember(int slot) {
+        if (ringSize < RING) {
+            volatileRing[ringSize++] = slot;
+        } else {
+            ringOverflow = true;
+        }
     }
 
     /** Recovery: {@code slot} holds {@code key} per a valid durable entry; false for a duplicate. */
@@ -182,9 +197,7 @@ final class CacheState {
             return Installed.CACHED;
         }
         setState(slot, VOLATILE);
-        if (ringSize < RING) {
-            volatileRing[ringSize++] = slot;
-        }
+        remember(slot);
         return Installed.VOLATILE;
     }
 
@@ -207,16 +220,17 @@ final class CacheState {
     /**
      * A write (or zeroing, or discard) of blocks {@code [first, first + n)} begins: drops their
      * cached copies and counts the write in flight. Returns the metadata blocks that must be
-     * rewritten (FUA) before the write may go to the origin, and adds the number of copies dropped
-     * to {@code invalidated[0]}.
+     * rewritten (FUA) before the write may go to the origin, adds the number of copies dropped
+     * to {@code out[0]}, and puts the write's stamp snapshot (for {@link #planWrite}) in {@code out[1]}.
      */
-    synchronized int[] beginWrite(long first, long n, long[] invalidated) {
+    synchronized int[] beginWrite(long first, long n, long[] out) {
+        out[1] = stamps.seq(); // in the lock hold of stamps.begin below (Stamps: write_promote)
         int[] meta = new int[4];
         int m = 0;
         if (n > slots) {
             for (int s = 0; s < slots; s++) {
                 if (keys[s] >= first && keys[s] - first < n) {
-                    m = invalidate(s, meta, m, invalidated);
+                    m = invalidate(s, meta, m, out);
                     meta = m == meta.length ? Arrays.copyOf(meta, m * 2) : meta;
                 }
             }
@@ -224,7 +238,7 @@ final class CacheState {
             for (long b = first; b < first + n; b++) {
                 int s = index.get(b);
                 if (s >= 0) {
-                    m = invalidate(s, meta, m, invalidated);
+                    m = invalidate(s, meta, m, out);
                     meta = m == meta.length ? Arrays.copyOf(meta, m * 2) : meta;
                 }
             }
@@ -261,30 +275,147 @@ final class CacheState {
         return stamps.seq();
     }
 
+    /** What a completed origin flush lets the cache record: {@link #flushDone}. */
+    record Durable(int[] metaBlocks, int[] unsyncedSlots, long[] unsyncedKeys) {
+    }
+
     /**
      * The origin's flush begun at {@code s} completed: VOLATILE slots whose source is now durable
-     * become CACHED; returns their metadata blocks (to be written). {@code all}: every VOLATILE slot
-     * is checked (clean close), not only the ring's.
+     * become CACHED, and their metadata blocks are returned (to be written); those holding a
+     * write's data not yet synced on the cache device are returned apart, for {@link #synced}
+     * after a cache-device flush. {@code all}: every VOLATILE slot is checked (clean close), not
+     * only the ring's.
      */
-    synchronized int[] flushDone(long s, boolean all) {
+    synchronized Durable flushDone(long s, boolean all) {
         stamps.durableUpTo(s);
-        int[] meta = new int[Math.min(RING, 16)];
+        boolean every = all || ringOverflow;
+        ringOverflow = false;
+        int[] meta = new int[16];
         int m = 0;
-        int n = all ? slots : ringSize;
+        int[] us = new int[0];
+        int u = 0;
+        int n = every ? slots : ringSize;
         for (int i = 0; i < n; i++) {
-            int slot = all ? i : volatileRing[i];
-            if (st(slot) == VOLATILE && stamps.sourceDurable(keys[slot])) {
-                setState(slot, CACHED);
-                if (m == meta.length) {
-                    meta = Arrays.copyOf(meta, m * 2);
+            int slot = every ? i : volatileRing[i];
+            if (st(slot) != VOLATILE || !stamps.sourceDurable(keys[slot])) {
+                continue;
+            }
+            if ((state[slot] & UNSYNCED) != 0) {
+                if (u == us.length) {
+                    us = Arrays.copyOf(us, Math.max(16, u * 2));
                 }
+                us[u++] = slot;
+                continue;
+            }
+            setState(slot, CACHED);
+            if (m == meta.length) {
+                meta = Arrays.copyOf(meta, m * 2);
+            }
+            meta[m++] = Layout.metaBlockOf(slot);
+        }
+        ringSize = 0;
+        int[] slotsOut = Arrays.copyOf(us, u);
+        long[] keysOut = new long[u];
+        for (int i = 0; i < u; i++) {
+            keysOut[i] = keys[slotsOut[i]];
+        }
+        return new Durable(distinctSorted(meta, m), slotsOut, keysOut);
+    }
+
+    /**
+     * The cache device was flushed after {@link #flushDone} returned {@code slots} (with {@code
+     * keys}): each that still holds the same written copy, with its source still durable, becomes
+     * CACHED. A slot invalidated and given to a new write of the same block meanwhile is not
+     * (that write stamped the block after the flush began: not durable), provided no other flush
+     * raised the durable point in between (the caller holds its recording lock from {@link
+     * #flushDone} to here). Returns the metadata blocks to write.
+     */
+    synchronized int[] synced(int[] slotsIn, long[] keysIn) {
+        int[] meta = new int[Math.max(1, slotsIn.length)];
+        int m = 0;
+        for (int i = 0; i < slotsIn.length; i++) {
+            int slot = slotsIn[i];
+            if (st(slot) == VOLATILE && (state[slot] & UNSYNCED) != 0 && keys[slot] == keysIn[i]
+                    && stamps.sourceDurable(keysIn[i])) {
+                setState(slot, CACHED);
                 meta[m++] = Layout.metaBlockOf(slot);
             }
         }
-        ringSize = 0;
-        int[] r = Arrays.copyOf(meta, m);
+        return distinctSorted(meta, m);
+    }
+
+    private static int[] distinctSorted(int[] a, int n) {
+        int[] r = Arrays.copyOf(a, n);
         Arrays.sort(r);
         return Arrays.stream(r).distinct().toArray();
+    }
+
+    // ---- write promotion (write_promote) ----
+
+    /**
+     * A write of blocks {@code [first, first + n)} (wholly written, {@code n} at most {@link
+     * Stamps#RANGE_MAX}) that began with stamp snapshot {@code snap} has completed on the origin:
+     * asks the policy to admit each block whose written data is known to be the origin's (see
+     * {@link Stamps}) and that has no slot, and makes the admitted ones PENDING in their slots.
+     * Codes as {@link #plan}'s: {@code -2 - slot} to install, MISS otherwise.
+     */
+    synchronized Plan planWrite(long first, int n, long snap) {
+        Plan p = new Plan(n);
+        p.snap = snap;
+        for (int i = 0; i < n; i++) {
+            long b = first + i;
+            p.codes[i] = Plan.MISS;
+            if (policy == null || switching || !stamps.writeCurrent(b, snap) || index.get(b) >= 0) {
+                continue; // a read's promotion of b pending (dropped by the stamps), or an overlapping write
+            }
+            int slot = policy.onMiss(b);
+            if (slot == ReadCachePolicy.Instance.REJECT) {
+                p.rejections++;
+                continue;
+            }
+            int was = st(slot);
+            if (was >= VOLATILE) {
+                index.remove(keys[slot], slot);
+                cached--;
+                p.evictions++;
+            } else if (was == PENDING) {
+                throw new IllegalStateException("policy handed out pending slot " + slot);
+            }
+            keys[slot] = b;
+            setState(slot, PENDING);
+            index.put(slot);
+            pending++;
+            p.promotions++;
+            p.codes[i] = -2 - slot;
+        }
+        return p;
+    }
+
+    /** Whether the written copy of {@code block} may go into its pending {@code slot} now. */
+    synchronized boolean mayWriteWritten(int slot, long block, long snap) {
+        return pins[pin(slot)] == 0 && (state[slot] & DISK) == 0 && st(slot) == PENDING && keys[slot] == block
+                && stamps.writeCurrent(block, snap);
+    }
+
+    /**
+     * The written copy of {@code block} is in {@code slot} on the cache device (not synced): it is
+     * served from now on (VOLATILE, UNSYNCED; recorded by a later flush), unless another write of
+     * the block overlapped. Returns whether it was installed.
+     */
+    synchronized boolean installWritten(int slot, long block, long snap) {
+        if (!stamps.writeCurrent(block, snap)) {
+            abandonLocked(slot, block);
+            return false;
+        }
+        pending--;
+        cached++;
+        if (policy != null) {
+            policy.onInsert(slot, block);
+        }
+        notifyAll();
+        state[slot] = (byte) ((state[slot] & DISK) | VOLATILE | UNSYNCED);
+        remember(slot);
+        return true;
     }
 
     /**

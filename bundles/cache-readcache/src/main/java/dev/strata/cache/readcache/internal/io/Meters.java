@@ -20,6 +20,8 @@ final class Meters {
     final Counters.Counter promotions = counters.counter("promotions");
     final Counters.Counter promotionsAbandoned = counters.counter("promotions_abandoned");
     final Counters.Counter rejections = counters.counter("rejections");
+    final Counters.Counter writePromotions = counters.counter("write_promotions");
+    final Counters.Counter writeRejections = counters.counter("write_rejections");
     final Counters.Counter evictions = counters.counter("evictions");
     final Counters.Counter invalidations = counters.counter("invalidations");
     final Counters.Counter cacheReadErrors = counters.counter("cache_read_errors");

@@ -53,6 +53,15 @@ public final class Opener {
                 o.policies(), o.onRelease(), o.nanos());
     }
 
+    public static Options withTunables(Options o, Tunables t) {
+        return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), t, o.policies(), o.onRelease(), o.nanos());
+    }
+
+    /** {@code o} with {@code write_promote} set to {@code on}. */
+    public static Options withWritePromote(Options o, boolean on) {
+        return withTunables(o, o.tunables().withWritePromote(on));
+    }
+
     public static Options withOnRelease(Options o, Consumer<ReadCache> r) {
         return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), o.tunables(), o.policies(), r, o.nanos());
     }

@@ -38,7 +38,24 @@ final class PromotionCommit {
      * @throws IOException the cache device's flush failed
      */
     void durable() throws IOException {
-        long mine = written.incrementAndGet();
+        durableUpTo(wrote());
+    }
+
+    /**
+     * Data writes that need not be durable now have completed (a write's copies, {@code
+     * write_promote}): returns their ticket, for a later {@link #durableUpTo}.
+     */
+    long wrote() {
+        return written.incrementAndGet();
+    }
+
+    /** Every data write completed so far (its ticket taken), for {@link #durableUpTo}. */
+    long lastTicket() {
+        return written.get();
+    }
+
+    /** Returns once every data write with a ticket up to {@code mine} is durable (a shared flush, or none). */
+    void durableUpTo(long mine) throws IOException {
         group.commit(() -> flushed.get() >= mine, () -> {
             long upTo = written.get(); // every ticket up to here was written before this flush starts
             cache.flush();

@@ -25,7 +25,7 @@ import java.util.Set;
  * The disk rule is that after a crash every block reads its last durable value or one written
  * since — and, once read, keeps reading that value until it is written again. A cached copy must
  * therefore never be valid on the cache device while the origin may hold (or come to hold, when
- * its volatile cache is destaged at a power cut) other data for the block. Four rules:
+ * its volatile cache is destaged at a power cut) other data for the block. Five rules:
  * <ol>
  * <li><b>Invalidate ahead.</b> A write, write-zeroes or discard first drops the cached copies it
  * overlaps from memory, then rewrites their metadata blocks with FUA, and only when those writes
@@ -44,10 +44,19 @@ import java.util.Set;
  * <li><b>Entry invalid before new data.</b> A slot whose entry may be valid on the device is
  * rewritten invalid (FUA) before new data goes into it; metadata writes of one block are
  * serialised, so the device never holds an older encoding over a newer one ({@link MetadataWriter}).
+ * <li><b>Written copies ({@code write_promote=on}) after the origin write, recorded after its
+ * flush.</b> A write keeps copies of the blocks it wrote whole only once its origin write has
+ * completed (and while it still counts as in flight), installed VOLATILE and UNSYNCED; a flush
+ * records one only after the origin's flush made the write durable (its stamp is at most the
+ * flush's start) and then a cache-device flush made the copy's data durable. So a mapping never
+ * becomes durable before the origin holds its data durably, and a FUA write is recorded by the
+ * next flush like any other ({@link WritePromoter}).
  * </ol>
- * A promotion racing a write of the same block never installs the older data: {@link Stamps}.
- * The crash model, crash replay and the power cut at every step check all four
- * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, {@code PowerCutEveryStepTest}).
+ * A promotion racing a write of the same block never installs the older data, nor does a write
+ * whose copy another write of the block overlapped: {@link Stamps}.
+ * The crash model, crash replay and the power cut at every step check all five
+ * ({@code ReadcacheCrashModelTest}, {@code ReadcacheCrashReplayTest}, with {@code write_promote}
+ * on and off; {@code WritePromoteRaceTest}, {@code PromotionRaceTest}).
  *
  * <h2>Locking</h2>
  * All memory state is in {@link CacheState}, under its monitor; no I/O is done under it. Metadata
@@ -66,7 +75,11 @@ public final class ReadCache implements CacheTarget {
     private final Promoter promoter;
     final Meters meters;
     private final PolicyBinding binding;
+    private final WritePromoter writePromoter;
     private final SequentialRuns runs = new SequentialRuns();
+    private final SequentialRuns writeRuns = new SequentialRuns();
+    /** Held from a flush's {@code flushDone} to its {@code synced}: see {@link #recordDurable(CacheState.Durable)}. */
+    private final java.util.concurrent.locks.ReentrantLock recording = new java.util.concurrent.locks.ReentrantLock();
     private final Recovery.Found found;
     private final TunableCell<Tunables> tunables;
     private volatile CacheMode mode = CacheMode.WRITEAROUND;
@@ -84,6 +97,7 @@ public final class ReadCache implements CacheTarget {
         this.meta = meta;
         this.dataCommit = new PromotionCommit(name, cache, meters::now);
         this.promoter = new Promoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
+        this.writePromoter = new WritePromoter(cache, layout, state, meta, meters, dataCommit, this::cacheWriteFailed);
         this.meters = meters;
         this.tunables = new TunableCell<>(tunables);
         this.binding = binding;
@@ -220,20 +234,41 @@ public final class ReadCache implements CacheTarget {
         int len = src.remaining();
         Requests.check(this, offset, len);
         long t0 = meters.now();
-        changing(offset, len, () -> origin.write(offset, src, flags));
+        ByteBuffer copy = promotesWrite(offset, len) ? src.duplicate() : null;
+        changing(offset, len, () -> origin.write(offset, src, flags), copy);
         meters.writeLatency.recordSince(t0);
+    }
+
+    /**
+     * Whether a write of {@code len} bytes at {@code offset} keeps its data cached: {@code
+     * write_promote} on, promotion on, at least one whole block and at most {@link
+     * Stamps#RANGE_MAX} blocks, and not part of a sequential stream past {@code sequential_cutoff}
+     * (a large copy would push the read hot set out, as a scan would).
+     */
+    private boolean promotesWrite(long offset, int len) {
+        Tunables t = tunables.get();
+        if (!t.writePromote() || mode != CacheMode.WRITEAROUND || promotionError != null || len < bs
+                || len / bs > Stamps.RANGE_MAX) {
+            return false;
+        }
+        long cutoff = t.sequentialCutoff();
+        if (cutoff > 0 && writeRuns.extend(offset, len) > cutoff) {
+            meters.bypassed.add(len / bs);
+            return false;
+        }
+        return true;
     }
 
     @Override
     public void writeZeroes(long offset, long length, int flags) throws IOException {
         Requests.check(this, offset, length);
-        changing(offset, length, () -> origin.writeZeroes(offset, length, flags));
+        changing(offset, length, () -> origin.writeZeroes(offset, length, flags), null);
     }
 
     @Override
     public void discard(long offset, long length) throws IOException {
         Requests.check(this, offset, length);
-        changing(offset, length, () -> origin.discard(offset, length));
+        changing(offset, length, () -> origin.discard(offset, length), null);
     }
 
     @Override
@@ -245,19 +280,23 @@ public final class ReadCache implements CacheTarget {
         void run() throws IOException;
     }
 
-    /** Rule 1 of the ordering: invalidate ahead (durably), then change the origin. */
-    private void changing(long offset, long length, OriginOp op) throws IOException {
+    /**
+     * Rule 1 of the ordering: invalidate ahead (durably), then change the origin; then, with
+     * {@code written} (the write's data, {@code write_promote}), keep copies of its whole blocks
+     * while the write still counts as in flight ({@link WritePromoter}).
+     */
+    private void changing(long offset, long length, OriginOp op, ByteBuffer written) throws IOException {
         if (length == 0) {
             op.run();
             return;
         }
         long first = offset / bs;
         long n = (offset + length - 1) / bs - first + 1;
-        long[] invalidated = new long[1];
-        int[] blocks = state.beginWrite(first, n, invalidated);
+        long[] out = new long[2];
+        int[] blocks = state.beginWrite(first, n, out);
         long ticket = meta.changed();
         try {
-            meters.invalidations.add(invalidated[0]);
+            meters.invalidations.add(out[0]);
             try {
                 meters.metadataWrites.add(meta.writeAllCovering(blocks, ticket));
             } catch (IOException | RuntimeException e) {
@@ -266,6 +305,9 @@ public final class ReadCache implements CacheTarget {
                         + "cached copy, so the write was not done: " + e.getMessage(), e);
             }
             op.run();
+            if (written != null) {
+                writePromoter.promote(offset, written, out[1]);
+            }
         } finally {
             state.endWrite(first, n);
         }
@@ -275,7 +317,40 @@ public final class ReadCache implements CacheTarget {
     public void flush() throws IOException {
         long s = state.flushStart();
         origin.flush();
-        recordDurable(state.flushDone(s, false));
+        recordAfterOriginFlush(s, false);
+    }
+
+    private void recordAfterOriginFlush(long s, boolean all) {
+        recording.lock();
+        try {
+            recordDurable(state.flushDone(s, all));
+        } finally {
+            recording.unlock();
+        }
+    }
+
+    /**
+     * Writes the entries a completed origin flush made recordable. Written copies (UNSYNCED) are
+     * recorded only after a cache-device flush made their data durable (rule 2); if it fails,
+     * they stay unrecorded (cold after a crash, never stale) and promotion is disabled.
+     * Runs under {@code recording}, so no other flush raises the origin's durable point between
+     * this flush's {@code flushDone} and its {@code synced}: otherwise a copy written into the
+     * same slot by a newer write of the same block after this flush's cache-device flush began
+     * could pass {@code synced}'s durability check on the other flush's point and be recorded
+     * before its data is durable on the cache device.
+     */
+    private void recordDurable(CacheState.Durable d) {
+        recordDurable(d.metaBlocks());
+        if (d.unsyncedSlots().length == 0) {
+            return;
+        }
+        try {
+            dataCommit.durableUpTo(dataCommit.lastTicket());
+        } catch (IOException | RuntimeException e) {
+            cacheWriteFailed(e);
+            return;
+        }
+        recordDurable(state.synced(d.unsyncedSlots(), d.unsyncedKeys()));
     }
 
     private void recordDurable(int[] blocks) {
@@ -291,7 +366,7 @@ public final class ReadCache implements CacheTarget {
     public void suspend() throws IOException {
         long s = state.flushStart();
         origin.flush();
-        recordDurable(state.flushDone(s, true));
+        recordAfterOriginFlush(s, true);
     }
 
     @Override
@@ -313,7 +388,7 @@ public final class ReadCache implements CacheTarget {
     public void message(String key, String value) throws IOException {
         switch (key) {
             case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.get().policy());
-            case Tunables.SEQUENTIAL_CUTOFF -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
+            case Tunables.SEQUENTIAL_CUTOFF, Tunables.WRITE_PROMOTE -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
             case "mode" -> setMode(CacheMode.parse(value));
             case CacheTarget.Actions.INVALIDATE -> {
                 if (!CacheTarget.Actions.ALL.equals(value == null ? "" : value.trim())) {
@@ -321,12 +396,12 @@ public final class ReadCache implements CacheTarget {
                 }
                 // as a write over the whole origin that writes nothing: every copy dropped durably
                 // (rule 1), and a promotion racing with it is not installed (its stamps changed)
-                changing(0, size(), () -> { });
+                changing(0, size(), () -> { }, null);
             }
             default -> {
                 if (!state.setPolicyTunable(key, value)) {
                     throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
-                            + "sequential_cutoff, invalidate=all and those of the policy ('" + binding.wanted() + "')");
+                            + "sequential_cutoff, write_promote, invalidate=all and those of the policy ('" + binding.wanted() + "')");
                 }
                 tunables.update(t -> t.withPolicy(key, value));
             }

@@ -22,6 +22,23 @@ import dev.strata.cache.support.guard.TouchStamps;
  * Hash collisions only drop more promotions than needed. A range too long to stamp block by block
  * uses the global stamp and count instead.
  *
+ * <h2>Why a written block's copy is never older data either ({@code write_promote})</h2>
+ * A write W of B that keeps its data cached takes its snapshot in the lock hold of its {@link
+ * #begin} (where it also dropped B's cached copy), installs its copy after its origin write has
+ * completed and before its own {@link #end}, and only if, in the lock hold of the install, no other
+ * write of B is in flight (B's count is W's own 1) and none touched B after the snapshot
+ * ({@link #writeCurrent}). The origin then holds W's data: take any other write W' of B —
+ * <ul>
+ * <li>W' ended before W's snapshot: W was sent to the origin after W' completed, so W's is last.
+ * <li>W' ended after the snapshot and before the install: the stamp is newer, W's copy is dropped
+ * (the two overlapped; which one the origin kept is not known).
+ * <li>W' in flight at the install (began before it, not ended): the count is above 1, dropped.
+ * <li>W' began after the install: its {@link #begin} finds W's copy cached and drops it.
+ * </ul>
+ * A read's promotion of B racing W is dropped by {@link #stale} (W is in flight until after the
+ * install, and stamps B when it ends); W does not install while such a promotion is pending
+ * (B is in the index), so a block never has two slots.
+ *
  * <h2>The origin's durable point</h2>
  * {@code durable} is a sequence value such that every write whose end stamp is at most it is
  * durable on the origin: a flush records the sequence when it starts ({@link #seq()}) and, when
@@ -76,6 +93,14 @@ final class Stamps {
     /** Whether a promotion of {@code block} planned at {@code snap} must be dropped. */
     boolean stale(long block, long snap) {
         return inflightAll > 0 || inflight[h(block)] > 0 || touched.stale(block, snap);
+    }
+
+    /**
+     * Whether a write of {@code block} that began at {@code snap} (and is still in flight, counted
+     * once) is the only write of it since: its data is what the origin holds.
+     */
+    boolean writeCurrent(long block, long snap) {
+        return inflightAll == 0 && inflight[h(block)] == 1 && !touched.stale(block, snap);
     }
 
     /** Whether the origin's copy of {@code block} as read now is durable. */

@@ -9,14 +9,17 @@ import java.util.Map;
 /**
  * The readcache's runtime tunables as one immutable value, swapped atomically: its own, a
  * snapshot of cache-support's {@link TunableTable} like the other caches' ({@code
- * sequential_cutoff}), and the policy's (passed to the policy without a prefix, kept across
+ * sequential_cutoff}, {@code write_promote}), and the policy's (passed to the policy without a prefix, kept across
  * policy switches so each policy keeps its settings).
  */
 public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
     static final String SEQUENTIAL_CUTOFF = "sequential_cutoff";
     static final Tunable<Long> CUTOFF = Tunable.size(SEQUENTIAL_CUTOFF, 4L << 20, 0, 1L << 40,
             "reads of a sequential stream past this many bytes bypass the cache (0: never)");
-    static final TunableTable TABLE = new TunableTable("readcache", List.of(CUTOFF));
+    static final String WRITE_PROMOTE = "write_promote";
+    static final Tunable<Boolean> PROMOTE_WRITES = Tunable.bool(WRITE_PROMOTE, false,
+            "a write keeps its blocks cached as clean copies of the written data, when the policy admits them");
+    static final TunableTable TABLE = new TunableTable("readcache", List.of(CUTOFF, PROMOTE_WRITES));
     public static final Tunables DEFAULTS = new Tunables(TABLE.defaults(), Map.of());
 
     public Tunables {
@@ -28,6 +31,16 @@ public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
         return new Tunables(TABLE.defaults().with(SEQUENTIAL_CUTOFF, Long.toString(cutoff)), policy);
     }
 
+    /** A copy with {@code write_promote} set to {@code on}. */
+    public Tunables withWritePromote(boolean on) {
+        return withOwn(WRITE_PROMOTE, Boolean.toString(on));
+    }
+
+    /** Parses a {@code write_promote} value; a bad one is one clear line (InvalidArgumentException). */
+    public static boolean parseWritePromote(String v) {
+        return TABLE.defaults().with(WRITE_PROMOTE, v).get(PROMOTE_WRITES);
+    }
+
     /** Parses a {@code sequential_cutoff} value; a bad one is one clear line (InvalidArgumentException). */
     public static long parseCutoff(String v) {
         return TABLE.defaults().with(SEQUENTIAL_CUTOFF, v).get(CUTOFF);
@@ -35,6 +48,10 @@ public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
 
     public long sequentialCutoff() {
         return own.get(CUTOFF);
+    }
+
+    public boolean writePromote() {
+        return own.get(PROMOTE_WRITES);
     }
 
     /** A copy with one of the readcache's own tunables set (checked). */

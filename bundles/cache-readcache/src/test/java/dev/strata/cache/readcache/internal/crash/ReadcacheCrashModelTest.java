@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.strata.testsupport.crash.CrashModelRunner;
 import dev.strata.testsupport.crash.CrashOp;
 import dev.strata.testsupport.crash.CrashOps;
+import dev.strata.testsupport.crash.CrashSoak;
 import dev.strata.testsupport.crash.CrashStats;
 import java.util.List;
 import net.jqwik.api.Arbitrary;
@@ -20,6 +21,8 @@ import net.jqwik.api.lifecycle.AfterContainer;
  */
 class ReadcacheCrashModelTest {
     private static final CrashStats STATS = new CrashStats();
+    /** write_promote=on on its own: at least 1,000 crashes (ten times more in a soak run). */
+    private static final CrashStats WRITE_PROMOTE = new CrashStats();
 
     @Property(tries = 200)
     void lruRereading(@ForAll("ops") List<CrashOp> ops) {
@@ -36,6 +39,16 @@ class ReadcacheCrashModelTest {
         CrashModelRunner.run(new ReadcacheSubject("readcache-lru-plain", "lru", false), ops, STATS);
     }
 
+    @Property(tries = 150)
+    void writePromoteLru(@ForAll("ops") List<CrashOp> ops) {
+        CrashModelRunner.run(new ReadcacheSubject("readcache-write-promote-lru", "lru", true, true), ops, WRITE_PROMOTE);
+    }
+
+    @Property(tries = 100)
+    void writePromoteWtinylfu(@ForAll("ops") List<CrashOp> ops) {
+        CrashModelRunner.run(new ReadcacheSubject("readcache-write-promote-wtinylfu", "wtinylfu", false, true), ops, WRITE_PROMOTE);
+    }
+
     @Provide
     Arbitrary<List<CrashOp>> ops() {
         return CrashOps.sequences(new ReadcacheSubject("x", "lru", true).workload());
@@ -46,5 +59,11 @@ class ReadcacheCrashModelTest {
         System.out.println(STATS.report("readcache"));
         assertTrue(STATS.crashes() >= 1000, "crashes: " + STATS.crashes());
         assertTrue(STATS.mismatches() == 0);
+        // top up with seeded sequences (the floor of CrashModelProperties) so write_promote alone has 1,000 crashes
+        CrashModelRunner.untilCrashes(new ReadcacheSubject("readcache-write-promote-lru", "lru", true, true), WRITE_PROMOTE,
+                1000L * CrashSoak.factor(), 1000);
+        System.out.println(WRITE_PROMOTE.report("readcache write_promote=on"));
+        assertTrue(WRITE_PROMOTE.crashes() >= 1000L * CrashSoak.factor(), "crashes: " + WRITE_PROMOTE.crashes());
+        assertTrue(WRITE_PROMOTE.mismatches() == 0);
     }
 }

@@ -14,17 +14,24 @@ import java.util.Map;
  * readcache over a crashable origin (the workload's 256 KiB) and a cache of 40 slots of 4 KiB,
  * so that promotions evict and writes overwrite cached blocks. {@code lru} admits every miss;
  * every write is followed by a read of the same range half of the time (see {@link Rereading}),
- * so written blocks get promoted before they are durable on the origin.
+ * so written blocks get promoted before they are durable on the origin. With {@code write_promote}
+ * every write keeps its blocks cached (VOLATILE until a flush records them).
  */
 final class ReadcacheSubject implements CrashTestSubject {
     private final String name;
     private final String policy;
     private final boolean reread;
+    private final boolean writePromote;
 
     ReadcacheSubject(String name, String policy, boolean reread) {
+        this(name, policy, reread, false);
+    }
+
+    ReadcacheSubject(String name, String policy, boolean reread, boolean writePromote) {
         this.name = name;
         this.policy = policy;
         this.reread = reread;
+        this.writePromote = writePromote;
     }
 
     @Override
@@ -49,7 +56,7 @@ final class ReadcacheSubject implements CrashTestSubject {
 
     private BlockDevice open(List<BlockDevice> d) throws IOException {
         Opener.Options o = Opener.withPolicy(Opener.options(TestPolicies.all()), policy);
-        o = Opener.withTunables(o, 0, Map.of());
+        o = Opener.withWritePromote(Opener.withTunables(o, 0, Map.of()), writePromote);
         BlockDevice rc = Opener.open(name, d.get(0), d.get(1), o);
         return reread ? new Rereading(rc) : rc;
     }

@@ -16,4 +16,12 @@ class StackCrashReplayTest {
         assertEquals(0, stats.mismatches());
         assertTrue(stats.crashPoints() >= 10, "crash points: " + stats.crashPoints());
     }
+
+    @Test
+    void replayEveryFlushPointWithWritePromote() {
+        CrashStats stats = CrashReplay.run(new StackSubject(true),
+                new CrashReplay.Options(100, 3, CrashReplay.Options.DEFAULT.modes(), 60));
+        assertEquals(0, stats.mismatches());
+        assertTrue(stats.crashPoints() >= 10, "crash points: " + stats.crashPoints());
+    }
 }

@@ -15,12 +15,23 @@ import java.util.Map;
 /**
  * writeboost over readcache over a slow origin: writes land in writeboost's log and reach the
  * read cache by writeback (invalidating what it holds); reads that miss writeboost are promoted
- * by the read cache. Every write is read back once in two (promoting through the stack).
+ * by the read cache. Every write is read back once in two (promoting through the stack). With
+ * {@code write_promote} the read cache keeps writeboost's writeback cached instead.
  */
 final class StackSubject implements CrashTestSubject {
+    private final boolean writePromote;
+
+    StackSubject() {
+        this(false);
+    }
+
+    StackSubject(boolean writePromote) {
+        this.writePromote = writePromote;
+    }
+
     @Override
     public String name() {
-        return "writeboost-over-readcache";
+        return writePromote ? "writeboost-over-readcache-write-promote" : "writeboost-over-readcache";
     }
 
     @Override
@@ -40,7 +51,8 @@ final class StackSubject implements CrashTestSubject {
     }
 
     private BlockDevice open(List<BlockDevice> d) throws IOException {
-        Opener.Options o = Opener.withTunables(Opener.withPolicy(Opener.options(TestPolicies.all()), "lru"), 0, Map.of());
+        Opener.Options o = Opener.withWritePromote(
+                Opener.withTunables(Opener.withPolicy(Opener.options(TestPolicies.all()), "lru"), 0, Map.of()), writePromote);
         BlockDevice rc = Opener.open("rc", d.get(0), d.get(1), o);
         try {
             WriteboostCache wb = WriteboostCache.open("wb", rc, d.get(2), false, Tunables.DEFAULTS.with(Tunables.BYPASS_THRESHOLD, "8k")

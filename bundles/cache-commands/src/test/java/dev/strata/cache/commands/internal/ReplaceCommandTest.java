@@ -464,6 +464,28 @@ class ReplaceCommandTest {
         checkCancelled(stored, slowWrites);
     }
 
+    /**
+     * {@code cache:stats} answers while the copy runs (held here), from the running cache, instead
+     * of waiting for the replace (which holds the device's operation lock for its whole length).
+     */
+    @Test
+    void statsAnswersDuringTheCopy() throws Exception {
+        attach("writeboost");
+        writeDirty(7);
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(2);
+        Future<String> r = pool.submit(() -> s.run("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
+        String stats;
+        try {
+            stats = other("cache:stats slow");
+        } finally {
+            copy.open();
+        }
+        assertTrue(stats.matches("slow: writeback, .* dirty.*"), stats);
+        assertTrue(r.get(60, TimeUnit.SECONDS).startsWith("slow: cache moved from ssd to ssd2"));
+    }
+
     /** In the pause (at the commit) a cancel is refused and the replace completes. */
     @Test
     void cancelInThePauseIsTooLate() throws Exception {

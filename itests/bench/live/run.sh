@@ -9,8 +9,9 @@
 # during each step, and outside it:
 #   attach   cache:attach disk1 writeboost cache=ssd1 writeback_threshold=0
 #   (fill: fio writes DIRTY of 16 KiB random blocks, so the cache holds DIRTY dirty)
-#   copy     the reference: dd of ssd1's file to a scratch file of the same size (conv=fdatasync)
-#   replace  cache:replace disk1 cache=ssd2: its time, the bytes written to the slow device
+#   copy     the reference: dd of ssd1's file to a scratch file of the same size (conv=fdatasync),
+#            and of DIRTY of it, before the replace and again after it (same page-cache state)
+#   replace  cache:replace disk1 cache=ssd2: its time, the bytes copied, the bytes written to the slow device
 #            (disk1.file's io_written_bytes), the gate's pause (last_swap_pause_us)
 #   mode     cache:mode disk1 writethrough (writes back DIRTY with the gate open)
 #   detach   cache:detach disk1 (clean by now: only its final swap)
@@ -151,6 +152,14 @@ read -r w o <<<"$(worst replace "$t0" "$t1")"
 pause=$(grep -oE 'I/O paused [0-9.]+ (µs|ms)' <<<"$OUT" | tail -1 | sed 's/I\/O paused //' || true)
 ROWS+=("replace|$REPLACE_MS ms|${pause:--}|$w ms|$o ms")
 echo "replace: $(grep -v '^$' <<<"$OUT" | tail -1)" | tee -a "$RUN/commands.txt"
+REPLACE_COPIED=$(grep -oE '[0-9.]+ [KMG]iB copied in [0-9]+ pass(es)?' <<<"$OUT" | tail -1 || true)
+# the reference again, now that the replace has read ssd1 (the first dd may have read it from the
+# disk and the replace then from the page cache): the same file, the same state
+sync
+t0=$(now_ms)
+dd if="$V/ssd1.img" of="$TMP/copy1g.img" bs=1M count=$DIRTY_MIB conv=fdatasync status=none
+COPY_DIRTY_AFTER_MS=$(( $(now_ms) - t0 ))
+rm -f "$TMP/copy1g.img"
 
 step mode "cache:mode disk1 writethrough"
 step detach "cache:detach disk1"
@@ -167,7 +176,7 @@ UPTIME_AFTER=$(uptime)
     echo "|---|---|---|---|---|"
     for r in "${ROWS[@]}"; do echo "| ${r//|/ | } |"; done
     echo
-    echo "replace: ${REPLACE_MS} ms; dd of the whole cache device (${CACHE_MIB} MiB): ${COPY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_MS" 'BEGIN{printf "%.2f", a/b}')); dd of ${DIRTY_MIB} MiB: ${COPY_DIRTY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_DIRTY_MS" 'BEGIN{printf "%.2f", a/b}'))"
+    echo "replace: ${REPLACE_MS} ms (${REPLACE_COPIED:-?}); dd of the whole cache device (${CACHE_MIB} MiB): ${COPY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_MS" 'BEGIN{printf "%.2f", a/b}')); dd of ${DIRTY_MIB} MiB before the replace: ${COPY_DIRTY_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_DIRTY_MS" 'BEGIN{printf "%.2f", a/b}')), after it: ${COPY_DIRTY_AFTER_MS} ms (ratio $(awk -v a="$REPLACE_MS" -v b="$COPY_DIRTY_AFTER_MS" 'BEGIN{printf "%.2f", a/b}'))"
     echo "bytes written to the slow device (disk1.file io_written_bytes) during the replace: $((SLOW_AFTER - SLOW_BEFORE))"
     echo "the replace's pause, part by part: $(grep -ho 'replace pause: .*' "$HOME_DIR/var/log/strata.log" | tail -1)"
 } | tee "$RUN/result.txt"

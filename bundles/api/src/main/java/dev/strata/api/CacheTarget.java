@@ -54,6 +54,36 @@ public interface CacheTarget extends Target {
         return null;
     }
 
+    /**
+     * The byte ranges of the cache device that hold what this cache needs to be opened again as it
+     * is now (its metadata, the blocks it caches, the log it recovers from), as pairs
+     * {@code offset, length}, so that {@code cache:replace} copies only those. Whatever the policy
+     * writes later is tracked by the caller and copied too; everything outside the ranges may read
+     * as anything on the copy, and the policy's recovery must never take it for data. Null: the
+     * policy cannot say, the whole device is copied.
+     *
+     * @since 1.8
+     */
+    default long[] liveCacheExtents() {
+        return null;
+    }
+
+    /**
+     * Moves this target, with its in-memory state, onto {@code copy}: a device that holds the same
+     * bytes as its cache device in {@link #liveCacheExtents()} (the first block included), for
+     * {@code cache:replace}, so that the target does not have to be closed and recovered over the
+     * copy. Called only while the target is suspended and no request is in flight; after it returned
+     * true the target reads and writes only {@code copy} ({@link #resume()} restarts its background
+     * work there), and calling it again with the old device moves it back. By default false: the
+     * policy cannot, nothing changed, and the caller closes the target and builds one over the copy.
+     *
+     * @throws IOException the copy does not fit (e.g. too small); nothing changed
+     * @since 1.8
+     */
+    default boolean moveCacheDevice(BlockDevice copy) throws IOException {
+        return false;
+    }
+
     /** The cache's block size in bytes: the unit of the counts below. */
     int cacheBlockSize();
 

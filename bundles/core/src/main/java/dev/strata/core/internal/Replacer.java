@@ -29,14 +29,17 @@ import dev.strata.api.Target;
  * <li>Store the <em>journal</em>: a definition {@code DEV.replace} of type {@value #JOURNAL_TYPE},
  * staged for the device, naming both cache devices. It is never built; it only tells a restart
  * which of the two devices may hold a copy that must be made blank.</li>
- * <li>Blank {@code NEW}'s first block, start tracking the writes to {@code OLD}, copy {@code OLD}
- * to {@code NEW} while I/O continues (first block zeroed, see {@link ImageCopier}), then again
- * what was written meanwhile, until little is left.</li>
- * <li>Pause: the device's gate closes and drains; the old target is closed (everything durable on
+ * <li>Blank {@code NEW}'s first block, start tracking the writes to {@code OLD}, copy to {@code NEW}
+ * while I/O continues what the policy says is live ({@link CacheTarget#liveCacheExtents}: for a log,
+ * the metadata and the used segments; the whole device when it cannot say), first block zeroed (see
+ * {@link ImageCopier}), then again what was written meanwhile, until little is left.</li>
+ * <li>Pause: the device's gate closes and drains; the old target is suspended (everything durable on
  * {@code OLD}); what it wrote since the last pass is copied, then {@code OLD}'s first block, and
- * {@code NEW} is flushed; a target is built over {@code NEW} (it recovers from the copy, as after
- * a restart); the device's definition naming {@code NEW} is stored (the <b>commit</b>); the new
- * target is installed; the gate opens.</li>
+ * {@code NEW} is flushed; the target moves onto {@code NEW} with its in-memory state
+ * ({@link CacheTarget#moveCacheDevice}: nothing is recovered, so the pause does not grow with the
+ * cache) — a policy that cannot move is closed and a target built over {@code NEW} instead (it
+ * recovers from the copy, as after a restart); the device's definition naming {@code NEW} is stored
+ * (the <b>commit</b>); the target resumes on {@code NEW}; the gate opens.</li>
  * <li>{@code OLD}'s first block is zeroed and flushed (it is blank now: nothing can reopen its
  * stale copy), the journal is deleted, {@code OLD} is released.</li>
  * </ol>
@@ -52,7 +55,8 @@ import dev.strata.api.Target;
  * open could take (a stale cache of the same backing device would be recovered and written back).
  * <p>
  * Runs under the device's {@code op} lock for its whole length (no reload, detach, attach or
- * remove of the device can interleave with the copy); {@code cache:stats} of the device waits.
+ * remove of the device can interleave with the copy); {@code dev:status} (and {@code cache:stats},
+ * which reads it) answers at once, from the running target.
  */
 final class Replacer {
     private static final Logger LOG = LoggerFactory.getLogger(Replacer.class);
@@ -242,8 +246,8 @@ final class Replacer {
                 }
                 hook.reached("journal");
                 copier.blankHeader();
-                marks.markAll();
-                o.tracker = marks;
+                o.tracker = marks; // first: a write from now on is copied, whether the extents below name it or not
+                markLive(d, (CacheTarget) old, marks);
                 copier.pass();
                 while (copier.markedBytes() > PAUSE_BYTES && copier.passes() < MAX_PASSES) {
                     copier.pass();
@@ -264,14 +268,19 @@ final class Replacer {
                     d.holds.open();
                     throw e;
                 }
-                Target t = pause(d, old, n, copier, def, newLowers, oldLowers);
+                Target t = pause(d, (CacheTarget) old, o, n, copier, def, newLowers, oldLowers);
                 committed = true;
                 d.definition = def;
                 synchronized (core.graph.lock) {
                     d.lowers = List.copyOf(newLowers);
                     d.claims = Map.copyOf(newClaims);
                 }
-                core.lifecycle.attach(d, d.factory, t);
+                if (t == old) {
+                    t = resumeMoved(d, old, def, newLowers);
+                }
+                if (t != null) {
+                    core.lifecycle.attach(d, d.factory, t);
+                }
                 d.lastSwapPauseNanos = System.nanoTime() - closed;
                 hook.reached("committed");
             } finally {
@@ -306,38 +315,87 @@ final class Replacer {
     }
 
     /**
-     * Inside the pause (gate closed and drained): close the old target, copy the rest, build the new
-     * target, commit. On any failure before the commit {@code n} is blanked, the old target rebuilt
-     * over the old devices (the old device was left as the close made it) and the gate reopened.
+     * Marks what the copy must take: the policy's live extents ({@link CacheTarget#liveCacheExtents}),
+     * always the first chunk (see {@link ImageCopier}); everything when the policy cannot say.
      */
-    private Target pause(MappedDevice d, Target old, MappedDevice n, ImageCopier copier, DeviceDefinition def,
-            List<String> newLowers, List<String> oldLowers) throws IOException {
+    private static void markLive(MappedDevice d, CacheTarget cache, WriteTracker marks) {
+        long[] live;
+        try {
+            live = cache.liveCacheExtents();
+        } catch (RuntimeException e) {
+            LOG.warn("device {}: its cache could not say what to copy ({}); copying the whole device", d.name,
+                    e.getMessage());
+            live = null;
+        }
+        if (live == null) {
+            marks.markAll();
+            return;
+        }
+        marks.mark(0, ImageCopier.HEADER);
+        for (int i = 0; i + 1 < live.length; i += 2) {
+            marks.mark(live[i], live[i + 1]);
+        }
+    }
+
+    /**
+     * Inside the pause (gate closed and drained): suspend the old target (everything durable on the
+     * old device), copy the rest, then move the target onto the copy with its in-memory state
+     * ({@link CacheTarget#moveCacheDevice}) — or, for a policy that cannot, close it and build one
+     * over the copy (it recovers, as after a restart) — and commit. Returns the target to attach:
+     * the old one itself when it moved (still suspended: {@link #resumeMoved}). On any failure
+     * before the commit {@code n} is blanked, the old target goes back to the old device as it was
+     * (moved back and resumed, or rebuilt) and the gate reopens.
+     */
+    private Target pause(MappedDevice d, CacheTarget old, MappedDevice o, MappedDevice n, ImageCopier copier,
+            DeviceDefinition def, List<String> newLowers, List<String> oldLowers) throws IOException {
         DeviceDefinition oldDef = d.definition;
         FactoryEntry entry = d.factory;
         Target t = null;
+        boolean suspended = false;
+        boolean moved = false;
         boolean oldClosed = false;
         try {
             long t0 = System.nanoTime();
-            old.close(); // everything durable on the old device; what it writes now is tracked
-            oldClosed = true;
+            old.suspend(); // everything durable on the old device; what it writes meanwhile is tracked
+            suspended = true;
             long t1 = System.nanoTime();
             long before = copier.copiedBytes();
             copier.finalPass();
             copier.copyHeader();
             long t2 = System.nanoTime();
-            t = core.lifecycle.build(d, entry, def, newLowers);
+            moved = old.moveCacheDevice(n.view);
+            if (moved) {
+                t = old;
+                hook.reached("moved");
+            } else {
+                old.close(); // what a close writes is tracked too, and copied now
+                oldClosed = true;
+                copier.finalPass();
+                copier.copyHeader();
+                t = core.lifecycle.build(d, entry, def, newLowers);
+            }
             hook.reached("built");
             long t3 = System.nanoTime();
             if (d.persistent) {
                 core.store.save(d, def);
             }
-            LOG.info("device {}: replace pause: close {} µs, last copy {} µs ({} bytes), reopen {} µs, commit {} µs", d.name,
-                    (t1 - t0) / 1000, (t2 - t1) / 1000, copier.copiedBytes() - before, (t3 - t2) / 1000,
-                    (System.nanoTime() - t3) / 1000);
+            LOG.info("device {}: replace pause: suspend {} µs, last copy {} µs ({} bytes), {} {} µs, commit {} µs",
+                    d.name, (t1 - t0) / 1000, (t2 - t1) / 1000, copier.copiedBytes() - before,
+                    moved ? "move" : "close and reopen", (t3 - t2) / 1000, (System.nanoTime() - t3) / 1000);
             return t;
         } catch (IOException | RuntimeException e) {
-            if (t != null) {
+            if (t != null && !moved) {
                 core.lifecycle.closeQuietly(d, t);
+            }
+            if (moved) {
+                try {
+                    old.moveCacheDevice(o.view); // back: the old device is as the suspend left it
+                } catch (IOException | RuntimeException m) {
+                    LOG.warn("device {}: could not move the cache back to {} ({}); reopening it there", d.name,
+                            o.name, m.getMessage());
+                    core.lifecycle.closeQuietly(d, old);
+                    oldClosed = true;
+                }
             }
             try {
                 blank(n);
@@ -347,10 +405,48 @@ final class Replacer {
             if (oldClosed) {
                 reopenOld(d, entry, oldDef, oldLowers);
             } else {
+                if (suspended) {
+                    resumeOrReopen(d, old, entry, oldDef, oldLowers);
+                }
                 d.gate.open();
             }
             d.holds.open();
             throw e;
+        }
+    }
+
+    /** After the commit: the moved target resumes on the new device; if it cannot, it is rebuilt there. */
+    private Target resumeMoved(MappedDevice d, Target moved, DeviceDefinition def, List<String> newLowers)
+            throws IOException {
+        try {
+            moved.resume();
+            return moved;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("device {}: the cache did not resume on its new device ({}); reopening it there", d.name,
+                    e.getMessage());
+            core.lifecycle.closeQuietly(d, moved);
+            try {
+                return core.lifecycle.build(d, d.factory, def, newLowers);
+            } catch (IOException | RuntimeException b) {
+                d.target = null;
+                d.waitingFor = "a successful build (see last_error)";
+                d.lastError = "cache:replace committed but the cache could not be reopened on its new device: "
+                        + b.getMessage();
+                d.holds.open();
+                LOG.error("device {}: {}", d.name, d.lastError);
+                return null;
+            }
+        }
+    }
+
+    /** Rollback of a suspended (not moved or moved back) old target: resume it, or rebuild it over the old devices. */
+    private void resumeOrReopen(MappedDevice d, Target old, FactoryEntry entry, DeviceDefinition oldDef,
+            List<String> oldLowers) throws IOException {
+        try {
+            old.resume();
+        } catch (IOException | RuntimeException e) {
+            core.lifecycle.closeQuietly(d, old);
+            reopenOld(d, entry, oldDef, oldLowers);
         }
     }
 

@@ -53,12 +53,22 @@ final class CacheOps {
         this.nanoTime = nanoTime;
     }
 
-    /** {@code cache:stats}: the cache API's figures and every status key of the device. */
+    /**
+     * {@code cache:stats}: the cache API's figures and every status key of the device. Read from the
+     * device's status (which takes no lock of the device's operations), so that it answers at once
+     * also while a long operation runs, e.g. a {@code cache:replace} copying; only when the keys are
+     * not there (not a cache: the one-line refusal; a target being swapped) through the target.
+     */
     CacheStatus status(String device) throws IOException, Cancelled {
-        CacheStatus typed = call(device, t -> CacheStatus.of(device, t, Map.of()));
         Map<String, String> values = manager.status(device);
-        return new CacheStatus(device, typed.mode(), typed.modes(), typed.blockSize(), typed.capacityBlocks(),
-                typed.cachedBlocks(), typed.dirtyBlocks(), values);
+        CacheStatus s = CacheStatus.fromKeys(device, values);
+        if (s != null) {
+            return s;
+        }
+        CacheStatus typed = call(device, t -> CacheStatus.of(device, t, Map.of()));
+        values = manager.status(device);
+        return new CacheStatus(device, typed.mode(), typed.blockSize(), typed.capacityBlocks(), typed.cachedBlocks(),
+                typed.dirtyBlocks(), values);
     }
 
     /** {@code cache:set}: refuses a device that is not a cache before the manager sees the key. */

@@ -17,8 +17,9 @@ import dev.strata.testsupport.load.VerifiedIo;
 
 /**
  * The live changes one after another, many times, under verified I/O through a handle that stays
- * open: attach → switch (another cache device) → mode → switch (the same cache device) → switch back
- * → mode → detach, then a restart; 3 cycles in CI, 30 with {@code -Dstrata.soak=true}.
+ * open: attach → switch (another cache device) → mode → switch (the same cache device) → replace (the
+ * readcache moves to a third device) → mode → switch back → replace (the writeboost, dirty, moves) →
+ * mode → detach, then a restart; 3 cycles in CI, 30 with {@code -Dstrata.soak=true}.
  */
 class LiveChangeSoakTest {
     static final long MIB = 1L << 20;
@@ -32,6 +33,7 @@ class LiveChangeSoakTest {
         s.disk("slow", 8 * MIB);
         s.disk("ssd", 17 * MIB);
         s.disk("ssd2", 17 * MIB);
+        s.disk("ssd3", 17 * MIB);
     }
 
     @AfterEach
@@ -42,7 +44,7 @@ class LiveChangeSoakTest {
     }
 
     @Test
-    void attachSwitchModeDetachCycles() throws Exception {
+    void attachSwitchModeReplaceDetachCycles() throws Exception {
         VerifiedIo io = null;
         long longest = 0;
         for (int cycle = 0; cycle < CYCLES; cycle++) {
@@ -62,8 +64,10 @@ class LiveChangeSoakTest {
                     "cache:mode slow writearound",
                     "cache:mode slow writeback",
                     "cache:switch slow readcache",
+                    "cache:replace slow cache=ssd3", // the readcache, warm, onto a third device
                     "cache:mode slow passthrough",
                     "cache:switch slow writeboost cache=ssd",
+                    "cache:replace slow cache=ssd2", // the writeboost, with the clients' dirty blocks
                     "cache:mode slow writethrough",
                     "cache:detach slow")) {
                 io.resetLongest();

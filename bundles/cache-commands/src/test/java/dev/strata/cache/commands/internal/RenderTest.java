@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.felix.service.command.CommandSession;
@@ -65,7 +64,7 @@ class RenderTest {
     }
 
     static CacheStatus status(Map<String, String> values, long dirty) {
-        return new CacheStatus("wb0", CacheMode.WRITEBACK, Set.of(CacheMode.WRITEBACK, CacheMode.WRITEAROUND), 4096,
+        return new CacheStatus("wb0", CacheMode.WRITEBACK, 4096,
                 8192, 4096, dirty, values);
     }
 

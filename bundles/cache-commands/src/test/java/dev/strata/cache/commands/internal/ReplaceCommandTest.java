@@ -44,6 +44,7 @@ class ReplaceCommandTest {
     static final long MIB = 1L << 20;
     static final int DIRTY = 600;
     LiveStack s;
+    String type;
     final ExecutorService pool = Executors.newCachedThreadPool();
 
     @BeforeEach
@@ -52,8 +53,14 @@ class ReplaceCommandTest {
         s.disk("slow", 8 * MIB);
         s.disk("ssd", 24 * MIB);
         s.disk("ssd2", 32 * MIB);
-        // writeback_threshold=0: the dirty data stays in the cache (no writeback while the test runs)
-        s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0");
+    }
+
+    /** The cache under test on {@code slow}, on {@code ssd}. */
+    private void attach(String policy) throws Exception {
+        type = policy;
+        // writeback_threshold=0: the dirty data stays in the cache (no writeback while the test runs);
+        // a writecache below its high watermark (50%) writes nothing back either
+        s.run("cache:attach slow " + policy + " cache=ssd" + (policy.equals("writeboost") ? " writeback_threshold=0" : ""));
     }
 
     @AfterEach
@@ -91,6 +98,10 @@ class ReplaceCommandTest {
         return s.manager.withTarget("slow", CacheTarget.class, CacheTarget::dirtyBlocks);
     }
 
+    private long cached() throws Exception {
+        return s.manager.withTarget("slow", CacheTarget.class, CacheTarget::cachedBlocks);
+    }
+
     private long writes(String disk) {
         String st = s.disks.get(disk).stats(); // "NAME: writes N, fua …" (zeroes and discards included)
         return Long.parseLong(st.replaceAll(".*: writes (\\d+),.*", "$1"));
@@ -110,7 +121,7 @@ class ReplaceCommandTest {
 
     private void checkOn(String cache) {
         DeviceInfo slow = s.manager.info("slow").orElseThrow();
-        assertEquals("writeboost", slow.type());
+        assertEquals(type, slow.type());
         assertEquals(DeviceState.ACTIVE, slow.state(), slow.toString());
         assertEquals(cache, slow.arguments().get("cache"), slow.toString());
         assertEquals(List.of("slow.crash", cache), slow.lower());
@@ -122,6 +133,7 @@ class ReplaceCommandTest {
 
     @Test
     void replaceUnderVerifiedIoMovesTheDirtyCacheAndWritesNothingBack() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         long dirtyBefore = dirty();
         assertTrue(dirtyBefore >= DIRTY, "dirty before: " + dirtyBefore);
@@ -180,6 +192,7 @@ class ReplaceCommandTest {
      */
     @Test
     void replaceWritesNothingToTheSlowDevice() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         long slowWrites = writes("slow");
         GatedDevice copy = s.gates.get("ssd2");
@@ -206,9 +219,10 @@ class ReplaceCommandTest {
      * restart: the cache runs on exactly one device (the new one from point 3 on), the other one is
      * blank, and every block holds its last durable value or one written since.
      */
-    @ParameterizedTest(name = "point {0}, seed {1}")
+    @ParameterizedTest(name = "{0}, point {1}, seed {2}")
     @MethodSource("cuts")
-    void aPowerCutAtEachStepRestartsOnOneDevice(String point, int seed) throws Exception {
+    void aPowerCutAtEachStepRestartsOnOneDevice(String policy, String point, int seed) throws Exception {
+        attach(policy);
         writeDirty(7);
         DeviceHandle h = s.manager.open("slow", "nbd:t");
         VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
@@ -264,11 +278,119 @@ class ReplaceCommandTest {
         }
     }
 
-    /** Every point with 3 seeds (which volatile writes survive), 30 with {@code -Dstrata.soak=true}. */
+    /**
+     * Writeboost (it moves with its in-memory state): every point with 3 seeds (which volatile writes
+     * survive), 30 with {@code -Dstrata.soak=true}. Writecache and readcache (closed and reopened over
+     * a copy of the whole device): the points around the copy and the commit, 1 seed (10 with the flag).
+     */
     static Stream<Arguments> cuts() {
-        int seeds = Boolean.getBoolean("strata.soak") ? 30 : 3;
-        return Stream.of("0", "1", "copying", "pausing", "2", "3", "4", "5")
-                .flatMap(p -> IntStream.rangeClosed(1, seeds).mapToObj(seed -> Arguments.of(p, seed)));
+        boolean soak = Boolean.getBoolean("strata.soak");
+        Stream<Arguments> wb = cuts("writeboost", soak ? 30 : 3, "0", "1", "copying", "pausing", "2", "3", "4", "5");
+        Stream<Arguments> others = Stream.of("writecache", "readcache")
+                .flatMap(p -> cuts(p, soak ? 10 : 1, "copying", "pausing", "2", "3", "4"));
+        return Stream.concat(wb, others);
+    }
+
+    private static Stream<Arguments> cuts(String policy, int seeds, String... points) {
+        return Stream.of(points).flatMap(p -> IntStream.rangeClosed(1, seeds).mapToObj(seed -> Arguments.of(policy, p, seed)));
+    }
+
+    /**
+     * The phase after the move: the commit is stored, the cache runs on {@code ssd2} (clients write
+     * to it) and the old device is not blank yet (its blanking write is held) — then a power cut. After
+     * the restart the cache is on {@code ssd2} with every durable block, {@code ssd} is blank, no
+     * journal is left. Were the moved target still writing to {@code ssd}, its writes would hang at the
+     * held device and the clients with them.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void aPowerCutWhileTheMovedCacheRunsOnTheNewDeviceBeforeTheOldIsBlanked(int seed) throws Exception {
+        attach("writeboost");
+        writeDirty(7);
+        DeviceHandle h = s.manager.open("slow", "nbd:t");
+        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
+        io.awaitOps(300);
+        GatedDevice old = s.gates.get("ssd");
+        s.store.armCrash(3, () -> old.closeAfter(0)); // just after the commit: the blank of ssd waits
+        Future<DeviceInfo> r = pool.submit(() -> s.manager.replace("slow", "ssd2", null));
+        DetachCommandTest.await("the blank held", () -> old.waiting() > 0);
+        long ops = io.ops.get();
+        io.awaitOps(ops + 300); // served by the moved cache, on ssd2, while ssd waits
+        io.crashing();
+        Map<String, DeviceDefinition> survived = s.store.snapshot();
+        s.powerCut(seed * 17L);
+        old.open();
+        r.get(60, TimeUnit.SECONDS); // the blank failed (power lost): the next start does it
+        io.stop();
+        assertEquals(0, io.errors.get(), "no error before the power cut: " + io.summary());
+        assertEquals(0, io.mismatches.get(), io.summary());
+        s.restart(survived);
+        checkOn("ssd2");
+        assertTrue(blank("ssd"), "blanked at the start");
+        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
+            List<String> bad = io.verifyAfterCrash(again);
+            assertTrue(bad.isEmpty(), "disk rule after a power cut on the moved cache: " + bad);
+        }
+        checkDirty(7);
+    }
+
+    static IntStream seeds() {
+        return IntStream.rangeClosed(1, Boolean.getBoolean("strata.soak") ? 30 : 3);
+    }
+
+    /**
+     * Writecache and readcache take the generic path (the whole cache device copied, the target
+     * closed and reopened over the copy in the pause): under verified I/O, a writecache's dirty blocks
+     * stay dirty and nothing is written back; a readcache's cached blocks stay cached (it is warm on
+     * the new device); both after a restart too.
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"writecache", "readcache"})
+    void theOtherPoliciesMoveWithTheirContents(String policy) throws Exception {
+        attach(policy);
+        writeDirty(7);
+        if (policy.equals("readcache")) {
+            try (DeviceHandle r = s.manager.open("slow", "test")) { // promote: read each block a few times
+                ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+                for (int round = 0; round < 3; round++) {
+                    for (int i = 0; i < DIRTY; i++) {
+                        r.read((256 + i * 37L % 1792) * VerifiedIo.BLOCK, b.clear());
+                    }
+                }
+            }
+        }
+        long dirtyBefore = dirty();
+        long cachedBefore = cached();
+        assertTrue(policy.equals("writecache") ? dirtyBefore >= DIRTY : cachedBefore > 0,
+                "dirty " + dirtyBefore + ", cached " + cachedBefore);
+        long slowWrites = writes("slow");
+        DeviceHandle h = s.manager.open("slow", "nbd:t");
+        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
+        io.awaitOps(300);
+        String report = s.run("cache:replace slow cache=ssd2");
+        io.awaitOps(io.ops.get() + 300);
+        io.stop();
+        System.out.println(policy + ": " + report + " — clients: " + io.summary());
+        assertEquals(0, io.errors.get(), io.summary());
+        assertEquals(0, io.mismatches.get(), io.summary());
+        assertTrue(report.startsWith("slow: cache moved from ssd to ssd2"), report);
+        checkOn("ssd2");
+        assertTrue(blank("ssd"), "the old cache device is blank");
+        assertEquals(0, io.verifyAll(h));
+        h.close();
+        checkDirty(7);
+        for (int round = 0; round < 2; round++) {
+            if (policy.equals("writecache")) {
+                assertEquals(slowWrites, writes("slow"), "nothing written back");
+                assertTrue(dirty() >= dirtyBefore, "still dirty: " + dirty() + " of " + dirtyBefore);
+            } else {
+                // the clients' blocks (0-255) are apart from the promoted ones: those stay cached
+                assertTrue(cached() >= cachedBefore, "still cached: " + cached() + " of " + cachedBefore);
+            }
+            s.restart(s.store.snapshot());
+            checkOn("ssd2");
+            checkDirty(7);
+        }
     }
 
     // ---- cancel at every phase
@@ -276,11 +398,12 @@ class ReplaceCommandTest {
     /** {@code cache:replace --cancel} from another console while the copy is held: nothing changed. */
     @Test
     void cancelDuringTheCopyFromAnotherConsole() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         long slowWrites = writes("slow");
         GatedDevice copy = s.gates.get("ssd2");
-        copy.closeAfter(5);
+        copy.closeAfter(2); // the blank first block and the metadata chunk: held in the first pass (it copies only the used segments)
         ByteArrayOutputStream first = new ByteArrayOutputStream();
         CommandSession console1 = s.console(first);
         Future<Object> replace = pool.submit(() -> console1.execute("cache:replace slow cache=ssd2"));
@@ -299,11 +422,12 @@ class ReplaceCommandTest {
     /** Ctrl-C (Gogo interrupts the job) during the copy: as --cancel. */
     @Test
     void ctrlCDuringTheCopy() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         long slowWrites = writes("slow");
         GatedDevice copy = s.gates.get("ssd2");
-        copy.closeAfter(5);
+        copy.closeAfter(2); // the blank first block and the metadata chunk: held in the first pass (it copies only the used segments)
         ByteArrayOutputStream first = new ByteArrayOutputStream();
         CommandSession console1 = s.console(first);
         Future<Object> replace = pool.submit(() -> console1.execute("cache:replace slow cache=ssd2"));
@@ -319,6 +443,7 @@ class ReplaceCommandTest {
     /** A cancel after the copy, just before the pause (the last moment a cancel is taken): nothing changed. */
     @Test
     void cancelAfterTheCopyBeforeThePause() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         long slowWrites = writes("slow");
@@ -339,9 +464,32 @@ class ReplaceCommandTest {
         checkCancelled(stored, slowWrites);
     }
 
+    /**
+     * {@code cache:stats} answers while the copy runs (held here), from the running cache, instead
+     * of waiting for the replace (which holds the device's operation lock for its whole length).
+     */
+    @Test
+    void statsAnswersDuringTheCopy() throws Exception {
+        attach("writeboost");
+        writeDirty(7);
+        GatedDevice copy = s.gates.get("ssd2");
+        copy.closeAfter(2);
+        Future<String> r = pool.submit(() -> s.run("cache:replace slow cache=ssd2"));
+        DetachCommandTest.await("the copy held", () -> copy.waiting() > 0);
+        String stats;
+        try {
+            stats = other("cache:stats slow");
+        } finally {
+            copy.open();
+        }
+        assertTrue(stats.matches("slow: writeback, .* dirty.*"), stats);
+        assertTrue(r.get(60, TimeUnit.SECONDS).startsWith("slow: cache moved from ssd to ssd2"));
+    }
+
     /** In the pause (at the commit) a cancel is refused and the replace completes. */
     @Test
     void cancelInThePauseIsTooLate() throws Exception {
+        attach("writeboost");
         writeDirty(7);
         AtomicReference<String> answer = new AtomicReference<>();
         s.store.armCrash(2, () -> answer.set(other2("cache:replace --cancel slow"))); // no power cut: just the moment
@@ -370,6 +518,7 @@ class ReplaceCommandTest {
 
     @Test
     void badInputIsOneLineAndChangesNothing() throws Exception {
+        attach("writeboost");
         s.disk("tiny", 8 * MIB);
         s.disk("other", 32 * MIB);
         s.manager.create("peek", "linear", Map.of("device", "other"));

@@ -87,7 +87,8 @@ final class CacheOpener {
             formatDevice(cache, sb, rec);
             LOG.info("{}: formatted the cache device: {} segments of 1 MiB", name, segs);
         }
-        return new WriteboostCache(name, backing, cache, sb, rec, tunables, options, controllers);
+        // movable: cache:replace moves the open cache onto a copy of its device (MovableCacheDevice)
+        return new WriteboostCache(name, backing, new MovableCacheDevice(cache), sb, rec, tunables, options, controllers);
     }
 
     static SuperblockRecord readRecord(BlockDevice cache, long uuidHash) throws IOException {

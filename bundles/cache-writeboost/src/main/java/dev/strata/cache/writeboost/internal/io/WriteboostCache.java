@@ -570,6 +570,17 @@ public final class WriteboostCache implements CacheTarget {
         return "cache";
     }
 
+    /** The metadata area and the segments after the reclaimed one (see {@link MovableCacheDevice}). */
+    @Override
+    public long[] liveCacheExtents() {
+        return MovableCacheDevice.liveExtents(log);
+    }
+
+    @Override
+    public boolean moveCacheDevice(BlockDevice copy) throws IOException {
+        return MovableCacheDevice.move(log, copy);
+    }
+
     @Override
     public BlockDevice cacheDeviceForCheck() {
         return log.cache;

@@ -5,6 +5,7 @@ import dev.strata.mirror.internal.log.RegionLog;
 import dev.strata.mirror.internal.log.RegionLog.LegShare;
 import dev.strata.mirror.internal.region.RegionTracker;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * A cluster mirror's side of the leg state its nodes share ({@link RegionLog#sharedLegs}): a leg
@@ -22,6 +23,8 @@ final class ClusterLegs {
     private final RegionTracker tracker;
     private final RegionLog log;
     private final FlushAll flusher;
+    /** The shared epoch in which each leg last failed here: it sits that recovery out (no lock: set under the legs' monitor). */
+    private final AtomicLongArray failedIn;
 
     /** Flushes every writable leg (the mirror's own flush): the copies are durable before they are reported. */
     interface FlushAll {
@@ -35,6 +38,16 @@ final class ClusterLegs {
         this.tracker = tracker;
         this.log = log;
         this.flusher = flusher;
+        this.failedIn = new AtomicLongArray(legs.count());
+        for (int i = 0; i < legs.count(); i++) {
+            failedIn.set(i, -1);
+        }
+    }
+
+    /** The mirror took {@code leg} out here (a failure it saw); called under the legs' monitor. */
+    void failedHere(int leg) {
+        LegShare s = log.sharedLegs();
+        failedIn.set(leg, s == null ? -1 : s.epoch());
     }
 
     /** {@code recover LEG} on this node: a recovery for every node. */
@@ -47,7 +60,11 @@ final class ClusterLegs {
         runOnce();
     }
 
-    /** Applies the shared state; returns whether this node's leg states changed or it reported copies. */
+    /**
+     * Applies the shared state; returns whether this node's leg states changed or it reported
+     * copies. A leg out here is out for all (written again if the shared state still has it in);
+     * one that failed here during a recovery sits that recovery out (a new one takes it back).
+     */
     synchronized boolean runOnce() throws IOException {
         LegShare s = log.sharedLegs();
         if (s == null) {
@@ -55,29 +72,39 @@ final class ClusterLegs {
         }
         boolean changed = false;
         boolean copy = false;
+        boolean pushOut = false;
         synchronized (legs) {
             for (int i = 0; i < legs.count(); i++) {
                 int bit = 1 << i;
                 boolean in = (s.inSync() & bit) != 0;
                 boolean recovering = (s.recovering() & bit) != 0;
                 Legs.State st = legs.state(i);
-                if (!in && !recovering && st != Legs.State.OUT_OF_SYNC) {
+                if (st == Legs.State.OUT_OF_SYNC && ((in && !recovering) || (recovering && failedIn.get(i) == s.epoch()))) {
+                    // out here, in (or being recovered) for the others: they would read it where this
+                    // node does not write; written again, which also calls a recovery it failed in off
+                    pushOut = true;
+                } else if (!in && !recovering && st != Legs.State.OUT_OF_SYNC) {
                     if (st == Legs.State.IN_SYNC && (Integer.bitCount(legs.inSyncMask()) == 1
                             || (i == legs.first() && resync.pending() > 0))) {
                         continue; // as for a failure seen here: the last in-sync leg and a busy resync source stay
                     }
                     legs.state(i, Legs.State.OUT_OF_SYNC); // another node took it out
                     changed = true;
-                } else if ((recovering || in) && st == Legs.State.OUT_OF_SYNC) {
+                } else if (recovering && st == Legs.State.OUT_OF_SYNC && failedIn.get(i) != s.epoch()) {
                     legs.state(i, Legs.State.RECOVERING); // it receives writes from now on
                     copy = true;
                     changed = true;
-                } else if (in && !recovering && st == Legs.State.RECOVERING && resync.pending() == 0
-                        && log.recoveryCopiedEpoch() >= s.epoch()) {
-                    legs.state(i, Legs.State.IN_SYNC); // every node copied its marks
+                } else if (in && !recovering && st == Legs.State.RECOVERING && resync.pending() == 0) {
+                    // every live node had copied its marks when the leg was put back; this node too
+                    // (it said so, or, having missed the recovery, e.g. away without a session, has
+                    // just copied its own)
+                    legs.state(i, Legs.State.IN_SYNC);
                     changed = true;
                 }
             }
+        }
+        if (pushOut) {
+            tracker.writeLegState(legs.writableMask());
         }
         if (!legs.allInSync()) {
             tracker.clearsAllowed(false);

@@ -357,6 +357,9 @@ public final class MirrorTarget implements Target {
                 return;
             }
             legs.state(leg, Legs.State.OUT_OF_SYNC);
+            if (cluster != null) {
+                cluster.failedHere(leg); // it sits out a recovery it failed in
+            }
             lastError[leg] = String.valueOf(cause.getMessage());
             legFailures++;
         }

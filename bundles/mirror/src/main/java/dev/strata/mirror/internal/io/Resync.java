@@ -19,6 +19,8 @@ final class Resync {
     private final long size;
     private final long regionSize;
     private final BitSet needed = new BitSet();
+    /** Regions copied whose copies are not flushed yet (still needed): a writer flushes them instead of copying again. */
+    private final BitSet unflushed = new BitSet();
     /** {@code needed} is empty: read without the lock by every request (the common case costs no monitor). */
     private volatile boolean idle = true;
     private long total;
@@ -45,6 +47,7 @@ final class Resync {
         fresh.andNot(needed);
         total += fresh.cardinality();
         needed.or(regions);
+        unflushed.andNot(regions); // needed again (e.g. for a leg that joined since): copied again
         idle = needed.isEmpty();
         cursor = 0;
     }
@@ -148,6 +151,12 @@ final class Resync {
             if (!needs(r)) {
                 return 0;
             }
+            synchronized (this) {
+                if (unflushed.get(r)) {
+                    copied.set(r); // copied by a batch whose flush has not run yet: flushing is enough
+                    return legs.writableMask() & ~(1 << Math.max(0, legs.first()));
+                }
+            }
             long offset = r * regionSize;
             int length = (int) Math.min(regionSize, size - offset);
             if (Integer.bitCount(legs.writableMask()) < 2) {
@@ -173,6 +182,7 @@ final class Resync {
             }
             synchronized (this) {
                 bytes += length;
+                unflushed.set(r);
             }
             copied.set(r);
             return targets;
@@ -201,6 +211,7 @@ final class Resync {
             synchronized (this) {
                 was = needed.get(r);
                 needed.clear(r);
+                unflushed.clear(r);
                 idle = needed.isEmpty();
                 if (was) {
                     done++;

@@ -74,6 +74,38 @@ class SharedLegStateTest extends ZkFixture {
         assertTrue(Long.parseLong(b.status().get("reads.b")) > readsB, "B reads leg b again");
     }
 
+    @Test
+    void aLegThatFailsOnAnotherNodeDuringItsRecoveryCallsTheRecoveryOffForAll() throws Exception {
+        Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "zk")), "shared-legs");
+        Path fa = dir.resolve("leg-a.img");
+        Path fb = dir.resolve("leg-b.img");
+        MirrorTarget a = mirror("A", log("A"), List.of(leg(fa), leg(fb)), true);
+        MirrorTarget b = mirror("B", log("B"), List.of(leg(fa), leg(fb)), true);
+        Random rnd = new Random(6);
+        writeSome(a, rnd, 0, 20);
+        writeSome(b, rnd, 16, 20);
+        a.message("fail", "b");
+        await("node B to learn that leg b is out", () -> run(b::clusterRunOnce) && "out_of_sync".equals(b.status().get("leg.b")));
+        a.message("recover", "b");
+        await("node B to join the recovery", () -> run(b::clusterRunOnce) && "recovering".equals(b.status().get("leg.b")));
+
+        b.message("fail", "b"); // it fails again, on B, before B copied its regions
+        assertEquals("0", b.status().get("zk_legs_recovering_mask"), "B called the recovery off");
+        await("node A to give the recovery up", () -> run(a::clusterRunOnce) && "out_of_sync".equals(a.status().get("leg.b")));
+        assertEquals("1", a.status().get("zk_legs_in_sync_mask"));
+        writeSome(a, rnd, 0, 20);
+        writeSome(b, rnd, 16, 20);
+
+        // a new recovery takes it back on both
+        a.message("recover", "b");
+        await("leg b in sync on both nodes", () -> run(a::clusterRunOnce) && run(() -> a.resyncRunOnce(64) >= 0)
+                && run(b::clusterRunOnce) && run(() -> b.resyncRunOnce(64) >= 0)
+                && "in_sync".equals(a.status().get("leg.b")) && "in_sync".equals(b.status().get("leg.b")));
+        assertArrayEquals(Files.readAllBytes(fa), Files.readAllBytes(fb), "both legs are identical");
+        verify(a, acked);
+        verify(b, acked);
+    }
+
     private FileLeg leg(Path f) throws IOException {
         FileLeg l = new FileLeg(f, SIZE);
         toClose.add(l);

@@ -27,22 +27,38 @@ public final class ZooKeeperServer implements AutoCloseable {
     private static final String[] CLASS_PATH = {"zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-simple.jar"};
 
     private final Path dir;
+    private final boolean forceSync;
     private int port;
     private Process process;
 
-    private ZooKeeperServer(Path dir) {
+    private ZooKeeperServer(Path dir, boolean forceSync) {
         this.dir = dir;
+        this.forceSync = forceSync;
     }
 
-    /** Starts a server with its data under {@code dir} (created). */
+    /** Starts a server with its data under {@code dir} (created); its transaction log is synced per write. */
     public static ZooKeeperServer start(Path dir) throws IOException {
+        return start(dir, true);
+    }
+
+    /**
+     * A server whose transaction log is not synced per write ({@code forceSync=no}): for tests in
+     * which the server never crashes (a crash model of the client side), where an fsync per
+     * request on a shared disk would be most of the run. Never restart such a server with
+     * {@link #stop} to test durability: it may lose its last writes.
+     */
+    public static ZooKeeperServer startUnsynced(Path dir) throws IOException {
+        return start(dir, false);
+    }
+
+    private static ZooKeeperServer start(Path dir, boolean forceSync) throws IOException {
         for (String jar : CLASS_PATH) {
             if (!Files.isRegularFile(JARS.resolve(jar))) {
                 throw new IllegalStateException(JARS.resolve(jar) + " is missing: install Debian's zookeeper package"
                         + " (apt-get install zookeeper; .ci/run does)");
             }
         }
-        ZooKeeperServer s = new ZooKeeperServer(dir);
+        ZooKeeperServer s = new ZooKeeperServer(dir, forceSync);
         IOException last = null;
         for (int attempt = 0; attempt < 5; attempt++) {
             s.port = freePort();
@@ -89,6 +105,7 @@ public final class ZooKeeperServer implements AutoCloseable {
                 "admin.enableServer=false",
                 "4lw.commands.whitelist=ruok,srvr",
                 "maxClientCnxns=0",
+                "forceSync=" + (forceSync ? "yes" : "no"),
                 ""));
         List<String> cp = new ArrayList<>();
         for (String jar : CLASS_PATH) {
@@ -98,6 +115,7 @@ public final class ZooKeeperServer implements AutoCloseable {
                 "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dzookeeper.jmx.log4j.disable=true",
+                "-Dzookeeper.forceSync=" + (forceSync ? "yes" : "no"),
                 "-cp", String.join(":", cp),
                 "org.apache.zookeeper.server.ZooKeeperServerMain", cfg.toString());
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)

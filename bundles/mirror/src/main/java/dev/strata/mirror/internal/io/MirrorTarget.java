@@ -60,6 +60,8 @@ public final class MirrorTarget implements Target {
     private final long regionSize;
     private final FanOut fanOut;
     private final MirrorDaemon daemon;
+    /** A cluster log's shared leg state, or null (docs/mirror.md, "Cluster"). */
+    private final ClusterLegs cluster;
     private final String[] lastError;
     private volatile ReadPolicy readPolicy;
     private volatile long legFailures;
@@ -88,6 +90,7 @@ public final class MirrorTarget implements Target {
         resync.add(opened.dirty());
         this.readPolicy = options.readPolicy();
         this.fanOut = new FanOut(name, legs);
+        this.cluster = log.sharedLegs() == null ? null : new ClusterLegs(name, legs, resync, tracker, log, this::flush);
         this.daemon = options.manual() ? null : new MirrorDaemon(name, this);
     }
 
@@ -297,11 +300,15 @@ public final class MirrorTarget implements Target {
                 return;
             }
             legs.state(leg, Legs.State.OUT_OF_SYNC);
+            if (cluster != null) {
+                cluster.failedHere(leg); // it sits out a recovery it failed in
+            }
             lastError[leg] = String.valueOf(cause.getMessage());
             legFailures++;
         }
         tracker.clearsAllowed(false);
-        tracker.writeLegState(legs.inSyncMask());
+        // a cluster log shares what failed here: the legs that did not (recovering ones included)
+        tracker.writeLegState(cluster != null ? legs.writableMask() : legs.inSyncMask());
     }
 
     // ---- resync and recovery
@@ -334,6 +341,10 @@ public final class MirrorTarget implements Target {
     /** The copies are made durable, then recovering legs count as in sync and clears resume. */
     private void finishResync() throws IOException {
         flush();
+        if (cluster != null) {
+            cluster.runOnce(); // the shared state says when a recovered leg is in sync, for every node
+            return;
+        }
         boolean changed = false;
         synchronized (legs) {
             if (resync.pending() != 0) {
@@ -357,6 +368,17 @@ public final class MirrorTarget implements Target {
 
     /** Brings a leg back: it receives writes again at once and gets every region it may have missed. */
     void recover(int leg) {
+        if (cluster != null) {
+            try {
+                cluster.recover(leg);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            if (daemon != null) {
+                daemon.wake();
+            }
+            return;
+        }
         synchronized (legs) {
             if (legs.state(leg) != Legs.State.OUT_OF_SYNC) {
                 throw new InvalidArgumentException("mirror " + name + ": leg '" + legs.name(leg) + "' is "
@@ -410,9 +432,10 @@ public final class MirrorTarget implements Target {
      */
     public boolean clusterRunOnce() throws IOException {
         log.maintain();
+        boolean legsChanged = cluster != null && cluster.runOnce();
         BitSet work = log.takeResyncWork();
         if (work.isEmpty()) {
-            return false;
+            return legsChanged;
         }
         tracker.adopt(work);
         log.resyncWorkAdopted(work);
@@ -461,7 +484,13 @@ public final class MirrorTarget implements Target {
     @Override
     public void message(String key, String value) throws IOException {
         switch (key) {
-            case "recover" -> recover(leg(key, value));
+            case "recover" -> {
+                try {
+                    recover(leg(key, value));
+                } catch (java.io.UncheckedIOException e) {
+                    throw e.getCause(); // the cluster log's request
+                }
+            }
             case "fail" -> {
                 int leg = leg(key, value);
                 if (legs.state(leg) == Legs.State.IN_SYNC && Integer.bitCount(legs.inSyncMask()) == 1) {

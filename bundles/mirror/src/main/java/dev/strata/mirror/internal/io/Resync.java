@@ -19,6 +19,8 @@ final class Resync {
     private final long size;
     private final long regionSize;
     private final BitSet needed = new BitSet();
+    /** Regions copied whose copies are not flushed yet (still needed): a writer flushes them instead of copying again. */
+    private final BitSet unflushed = new BitSet();
     /** {@code needed} is empty: read without the lock by every request (the common case costs no monitor). */
     private volatile boolean idle = true;
     private long total;
@@ -45,6 +47,7 @@ final class Resync {
         fresh.andNot(needed);
         total += fresh.cardinality();
         needed.or(regions);
+        unflushed.andNot(regions); // needed again (e.g. for a leg that joined since): copied again
         idle = needed.isEmpty();
         cursor = 0;
     }
@@ -84,35 +87,75 @@ final class Resync {
         return bytes;
     }
 
-    private synchronized int nextNeeded() {
-        int r = needed.nextSetBit(cursor);
+    /** The next region waiting for resync that is not in {@code skip} (copied in this batch already), or -1. */
+    private synchronized int nextNeeded(BitSet skip) {
+        int r = nextNotIn(cursor, skip);
         if (r < 0) {
-            r = needed.nextSetBit(0);
+            r = nextNotIn(0, skip);
         }
         cursor = r < 0 ? 0 : r + 1;
         return r;
     }
 
-    /** Copies up to {@code max} regions; returns how many it copied. */
+    private int nextNotIn(int from, BitSet skip) {
+        int r = needed.nextSetBit(from);
+        while (r >= 0 && skip.get(r)) {
+            r = needed.nextSetBit(r + 1);
+        }
+        return r;
+    }
+
+    /**
+     * Copies up to {@code max} regions; returns how many it copied. The copies are flushed on the
+     * legs they went to before any of them counts as done (see {@link #syncRegion}).
+     */
     int runOnce(int max) throws IOException {
+        BitSet copied = new BitSet();
+        int targets = 0;
         int n = 0;
         while (n < max) {
-            int r = nextNeeded();
+            int r = nextNeeded(copied);
             if (r < 0) {
                 break;
             }
-            syncRegion(r);
+            targets |= copy(r, copied);
             n++;
+        }
+        if (!copied.isEmpty()) {
+            flushTargets(targets);
+            finish(copied);
         }
         return n;
     }
 
-    /** Copies region {@code r} if it still needs it. */
+    /**
+     * Copies region {@code r} if it still needs it, durably. A copy counts as done only once the
+     * legs it went to have flushed it: until then a leg's volatile cache could lose it, and if the
+     * source failed meanwhile (it may be taken out once nothing waits for resync) the stale leg
+     * would be the only one left in sync — found by the zookeeper log's crash model, where the
+     * leg state survives the legs' power cut.
+     */
     void syncRegion(int r) throws IOException {
+        BitSet copied = new BitSet();
+        int targets = copy(r, copied);
+        if (!copied.isEmpty()) {
+            flushTargets(targets);
+            finish(copied);
+        }
+    }
+
+    /** Copies {@code r} (if still needed) to every writable leg but the source; returns the legs written. */
+    private int copy(int r, BitSet copied) throws IOException {
         locks.lockExclusive(r);
         try {
             if (!needs(r)) {
-                return;
+                return 0;
+            }
+            synchronized (this) {
+                if (unflushed.get(r)) {
+                    copied.set(r); // copied by a batch whose flush has not run yet: flushing is enough
+                    return legs.writableMask() & ~(1 << Math.max(0, legs.first()));
+                }
             }
             long offset = r * regionSize;
             int length = (int) Math.min(regionSize, size - offset);
@@ -123,7 +166,7 @@ final class Resync {
                     idle = needed.isEmpty();
                     done++;
                 }
-                return;
+                return 0;
             }
             ByteBuffer data = ByteBuffer.allocate(length);
             int source = readFromSource(offset, data);
@@ -138,14 +181,45 @@ final class Resync {
                 }
             }
             synchronized (this) {
-                needed.clear(r);
-                idle = needed.isEmpty();
-                done++;
                 bytes += length;
+                unflushed.set(r);
             }
-            tracker.regionSynced(r);
+            copied.set(r);
+            return targets;
         } finally {
             locks.unlockExclusive(r);
+        }
+    }
+
+    private void flushTargets(int targets) throws IOException {
+        int writable = legs.writableMask();
+        for (int leg = 0; leg < legs.count(); leg++) {
+            if ((targets & writable & (1 << leg)) != 0) {
+                try {
+                    legs.device(leg).flush();
+                } catch (IOException e) {
+                    failures.legFailed(leg, e);
+                }
+            }
+        }
+    }
+
+    /** The copies of {@code copied} are durable: the regions no longer wait for resync. */
+    private void finish(BitSet copied) {
+        for (int r = copied.nextSetBit(0); r >= 0; r = copied.nextSetBit(r + 1)) {
+            boolean was;
+            synchronized (this) {
+                was = needed.get(r);
+                needed.clear(r);
+                unflushed.clear(r);
+                idle = needed.isEmpty();
+                if (was) {
+                    done++;
+                }
+            }
+            if (was) {
+                tracker.regionSynced(r);
+            }
         }
     }
 

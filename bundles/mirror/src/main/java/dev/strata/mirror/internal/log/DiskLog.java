@@ -138,6 +138,12 @@ public final class DiskLog implements RegionLog {
     }
 
     @Override
+    public void flushRequest() throws IOException {
+        roundTrips++;
+        device.flush();
+    }
+
+    @Override
     public void writeLegState(int inSyncMask) throws IOException {
         if (inSyncMask == header.inSyncMask()) {
             return;

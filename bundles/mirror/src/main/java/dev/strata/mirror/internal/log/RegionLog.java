@@ -35,6 +35,16 @@ public interface RegionLog {
     /** Makes the in-sync mask durable (bit i = leg i in sync), in one round trip. */
     void writeLegState(int inSyncMask) throws IOException;
 
+    /**
+     * The naive log's flush request, a round trip of its own that carries nothing new: the seed's
+     * dm-log-userspace sent {@code mark_region}, {@code clear_region} and {@code flush} as
+     * separate cluster requests ("two or three round trips per flush"). Only the bench switch
+     * {@code integrated_flush=false} calls it, after a commit of marks; counted in
+     * {@link #roundTrips()}.
+     */
+    default void flushRequest() throws IOException {
+    }
+
     /** Durable round trips so far. */
     long roundTrips();
 
@@ -62,6 +72,38 @@ public interface RegionLog {
 
     /** The tracker holds {@code regions} (from {@link #takeResyncWork}) as marks it will not clear before their resync. */
     default void resyncWorkAdopted(BitSet regions) {
+    }
+
+    /**
+     * A cluster log's leg state as the nodes share it (the latest seen; a watch keeps it fresh),
+     * or {@code null} for a single node's log, whose leg state is this mirror's alone.
+     */
+    default LegShare sharedLegs() {
+        return null;
+    }
+
+    /**
+     * Cluster logs: starts a recovery of {@code leg} for every node (it joins the recovering legs
+     * under a new epoch); the leg is in sync again for all once every live node has copied its
+     * own marks to it and said so ({@link #recoveryCopied}).
+     */
+    default void startRecovery(int leg) throws IOException {
+    }
+
+    /** Cluster logs: this node has copied its marks to the legs recovering in {@code epoch}, durably. */
+    default void recoveryCopied(long epoch) throws IOException {
+    }
+
+    /** Cluster logs: the epoch this node last said it copied its marks for (-1: none since it joined). */
+    default long recoveryCopiedEpoch() {
+        return -1;
+    }
+
+    /**
+     * The leg state the nodes of a cluster share: the legs in sync, the legs being recovered
+     * (every node copies its own marks to them), and the recovery's epoch.
+     */
+    record LegShare(int inSync, int recovering, long epoch) {
     }
 
     /** Extra status keys of the log. */

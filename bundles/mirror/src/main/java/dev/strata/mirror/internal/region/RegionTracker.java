@@ -97,9 +97,10 @@ public final class RegionTracker {
     }
 
     /**
-     * The bench switch: {@code false} gives the naive log the seed measured, marks committed on
-     * their own and clears committed at once after every flush of the legs (two round trips
-     * where the integrated flush needs one).
+     * The bench switch: {@code false} gives the naive log the seed measured, its mark, flush and
+     * clear requests each a round trip of their own: marks committed on their own and followed by
+     * a {@link RegionLog#flushRequest}, clears committed at once after every flush of the legs
+     * (three round trips per flush interval where the integrated flush needs one).
      */
     public void integrated(boolean on) {
         integrated = on;
@@ -332,6 +333,9 @@ public final class RegionTracker {
             lock.unlock();
             try {
                 log.commit(marks, clears);
+                if (!integrated && !marks.isEmpty()) {
+                    log.flushRequest(); // the naive log: mark, then flush, as requests of their own
+                }
                 ok = true;
             } finally {
                 lock.lock();

@@ -106,12 +106,15 @@ final class Recoverer {
             }
             log.adopt(marks);
             List<MultiSplitter.Sized> ops = new ArrayList<>();
+            // a recovery of a leg waits until these regions are copied too (SharedLegState)
+            ops.add(MultiSplitter.Sized.of(log.legState.withdrawCopied(), 64));
             for (String c : chunks) {
                 ops.add(MultiSplitter.Sized.of(Op.delete(z.node(x) + "/" + c, -1), 0));
             }
             ops.add(MultiSplitter.Sized.of(Op.delete(z.node(x), -1), 0));
             ops.add(MultiSplitter.Sized.of(Op.delete(z.member(x), -1), 0));
             log.runBatches(ops, log.fenceCheck(), deadline, false);
+            log.legState.withdrawn();
             recoveredNodes++;
             recoveredRegions += marks.cardinality();
             done = true;

@@ -177,7 +177,31 @@ final class ZkSession {
             connected = false;
             lock.notifyAll();
         }
-        closeQuietly(old);
+        closeSoon(old);
+    }
+
+    /**
+     * Closes {@code z} and returns once the server has ended its session (the client's state is
+     * {@code CLOSED} right after the server's reply), or after one session timeout. The client
+     * then pauses 100 ms before it closes its socket ({@code ClientCnxnSocketNIO.cleanup}); that
+     * happens on a short-lived thread of its own, so a restart or a test's crash does not wait
+     * for it (it was most of a crash model's run).
+     */
+    private void closeSoon(ZooKeeper z) {
+        if (z == null) {
+            return;
+        }
+        Thread t = new Thread(() -> closeQuietly(z), "mirror-zookeeper-close");
+        t.setDaemon(true);
+        t.start();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs());
+        try {
+            while (t.isAlive() && z.getState().isAlive() && System.nanoTime() - deadline < 0) {
+                t.join(1);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void closeQuietly(ZooKeeper z) {
@@ -188,6 +212,61 @@ final class ZkSession {
             z.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Runs {@code c} on the current handle, retrying while the connection is lost (the log's
+     * calls are idempotent or conflict-checked), and turns ZooKeeper's errors into the log's
+     * outcomes ({@link ZkCall}); {@code where} names the log in messages.
+     */
+    <T> T call(ZkCall<T> c, long deadline, String where) throws IOException {
+        while (true) {
+            ZooKeeper h = handle();
+            if (closed() || h == null) {
+                throw new IOException("mirror: the log at " + where + " is closed");
+            }
+            if (expired()) {
+                throw new ZkCall.SessionLost();
+            }
+            try {
+                return c.run(h);
+            } catch (org.apache.zookeeper.KeeperException e) {
+                switch (e.code()) {
+                    case CONNECTIONLOSS, OPERATIONTIMEOUT, REQUESTTIMEOUT, SESSIONMOVED -> {
+                        if (System.nanoTime() > deadline) {
+                            throw timeout(where);
+                        }
+                        awaitChange(Math.min(deadline, System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200)));
+                        if (!connected() && !expired()) {
+                            sleepQuietly(50);
+                        }
+                    }
+                    case SESSIONEXPIRED -> throw new ZkCall.SessionLost();
+                    case BADVERSION, NONODE, NOTEMPTY -> throw new ZkCall.Fenced(e.getMessage());
+                    case NODEEXISTS -> throw new ZkCall.Conflict(e.getMessage());
+                    default -> throw new IOException("mirror: ZooKeeper refused an update of the log at " + where + ": "
+                            + e.code().name().toLowerCase(java.util.Locale.ROOT));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while talking to ZooKeeper");
+            }
+        }
+    }
+
+    static IOException timeout(String where) {
+        // one line for both waits: a write (up to pause, 120 s) and the start (2 session timeouts + 30 s)
+        return new IOException("mirror: no ZooKeeper session for the log at " + where
+                + "; waited for one and gave up (is ZooKeeper running and reachable from here?)");
+    }
+
+    static void sleepQuietly(long ms) throws InterruptedIOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for ZooKeeper");
         }
     }
 }

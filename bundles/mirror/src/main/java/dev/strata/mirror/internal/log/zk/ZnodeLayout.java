@@ -1,6 +1,7 @@
 package dev.strata.mirror.internal.log.zk;
 
 import dev.strata.api.InvalidArgumentException;
+import dev.strata.mirror.internal.log.RegionLog;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -14,8 +15,8 @@ import java.util.Map;
  *
  * <pre>
  * PATH/geometry            persistent  "strata-mirror-log 1\nlegs=…\nregion_size=…\nregions=…\nlegs_id=…\n"
- * PATH/legs                persistent  "in_sync_mask=N\n"
- * PATH/members/NODE        ephemeral   a live node (or "recovering-by=OTHER" while OTHER takes it over)
+ * PATH/legs                persistent  "in_sync_mask=N\nrecovering_mask=M\nepoch=E\n" (shared by the nodes, watched)
+ * PATH/members/NODE        ephemeral   a live node, "node=NODE\n[recovered_epoch=E\n]" (or "recovering-by=OTHER")
  * PATH/recoverer           ephemeral   the one node recovering dead nodes now
  * PATH/nodes/NODE          persistent  the node's fencing token (its version); "node=NODE\n"
  * PATH/nodes/NODE/c-NNNNNN persistent  a chunk of the node's marks: CHUNK_REGIONS bits, LSB first
@@ -30,6 +31,18 @@ public final class ZnodeLayout {
 
     ZnodeLayout(String root) {
         this.root = root;
+    }
+
+    /** Every znode above the log's own (the path's segments) and the two parents of its children, top down. */
+    java.util.List<String> parents() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        StringBuilder b = new StringBuilder();
+        for (String s : root.substring(1).split("/")) {
+            out.add(b.append('/').append(s).toString());
+        }
+        out.add(members());
+        out.add(nodes());
+        return out;
     }
 
     String geometry() {
@@ -122,17 +135,64 @@ public final class ZnodeLayout {
     }
 
     static byte[] legsBytes(int inSyncMask) {
-        return ("in_sync_mask=" + inSyncMask + "\n").getBytes(StandardCharsets.UTF_8);
+        return legsBytes(new RegionLog.LegShare(inSyncMask, 0, 0));
+    }
+
+    static byte[] legsBytes(RegionLog.LegShare s) {
+        return ("in_sync_mask=" + s.inSync() + "\nrecovering_mask=" + s.recovering() + "\nepoch=" + s.epoch() + "\n")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /** The in-sync mask of a legs znode, or -1 if it is not one. */
     static int parseLegs(byte[] data) {
-        String s = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8).trim();
-        if (!s.startsWith("in_sync_mask=")) {
+        RegionLog.LegShare s = parseLegShare(data);
+        return s == null ? -1 : s.inSync();
+    }
+
+    /**
+     * A legs znode: {@code in_sync_mask=N}, then (since the leg state is shared with running
+     * nodes) {@code recovering_mask=M} and {@code epoch=E}; a znode of one line is an older log's
+     * (nothing recovering). {@code null} if it is not one.
+     */
+    static RegionLog.LegShare parseLegShare(byte[] data) {
+        String[] lines = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8).trim().split("\n");
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (String l : lines) {
+            int eq = l.indexOf('=');
+            if (eq <= 0) {
+                return null;
+            }
+            try {
+                m.put(l.substring(0, eq), Long.parseLong(l.substring(eq + 1).trim()));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        if (!lines[0].startsWith("in_sync_mask=")) {
+            return null;
+        }
+        return new RegionLog.LegShare(m.get("in_sync_mask").intValue(), m.getOrDefault("recovering_mask", 0L).intValue(),
+                m.getOrDefault("epoch", 0L));
+    }
+
+    /** A member znode's data: the node's name and the last recovery epoch it has copied its marks for (-1: none). */
+    static byte[] memberBytes(String node, long ackedEpoch) {
+        return ("node=" + node + "\n" + (ackedEpoch >= 0 ? "recovered_epoch=" + ackedEpoch + "\n" : "")).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The epoch a live member acknowledged, -1 for none, or {@link Long#MIN_VALUE} if the member is a recoverer's placeholder. */
+    static long memberEpoch(byte[] data) {
+        String s = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8);
+        if (!s.startsWith("node=")) {
+            return Long.MIN_VALUE;
+        }
+        int at = s.indexOf("recovered_epoch=");
+        if (at < 0) {
             return -1;
         }
+        int end = s.indexOf('\n', at);
         try {
-            return Integer.parseInt(s.substring("in_sync_mask=".length()));
+            return Long.parseLong(s.substring(at + "recovered_epoch=".length(), end < 0 ? s.length() : end).trim());
         } catch (NumberFormatException e) {
             return -1;
         }

@@ -2,12 +2,12 @@ package dev.strata.mirror.internal.log.zk;
 
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.mirror.internal.log.RegionLog;
+import dev.strata.mirror.internal.log.RegionLog.LegShare;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -59,6 +59,7 @@ public final class ZooKeeperLog implements RegionLog {
     private final long pauseNanos;
     private final ReentrantLock lock = new ReentrantLock();
     private final Recoverer recoverer = new Recoverer(this);
+    final SharedLegState legState = new SharedLegState(this);
     long regions;
     private int chunkCount;
     // guarded by lock
@@ -66,13 +67,13 @@ public final class ZooKeeperLog implements RegionLog {
     private volatile int fence = -1;
     private final BitSet work = new BitSet();
     private final BitSet protect = new BitSet();
-    private volatile boolean joined;
+    volatile boolean joined;
     private volatile long roundTrips;
-    private volatile long splits;
-    private volatile long rejoins;
-    private volatile long fenced;
+    volatile long splits;
+    volatile long rejoins;
+    volatile long fenced;
     private volatile long nextScan;
-    private final LongAdder paused = new LongAdder();
+    final LongAdder paused = new LongAdder();
 
     public ZooKeeperLog(ZkLogConfig config, long legsId) {
         this(config, legsId, MultiSplitter.DEFAULT_BUDGET, DEFAULT_PAUSE_NANOS);
@@ -106,15 +107,8 @@ public final class ZooKeeperLog implements RegionLog {
         lock.lock();
         try {
             session.renew();
-            for (String p : parents()) {
-                createIfMissing(p, deadline);
-            }
             boolean fresh = geometry(legs, regionSize, regions, deadline);
-            byte[] l = call(h -> h.getData(z.legs(), false, null), deadline);
-            int mask = ZnodeLayout.parseLegs(l);
-            if (mask < 0) {
-                throw new InvalidArgumentException("mirror: " + z.legs() + " is not a mirror log's leg state; give another path");
-            }
+            int mask = legState.read(deadline).inSync();
             join(true, fresh && syncNew, deadline);
             return new Opened((BitSet) image.clone(), mask, fresh);
         } catch (IOException | RuntimeException e) {
@@ -123,19 +117,6 @@ public final class ZooKeeperLog implements RegionLog {
         } finally {
             lock.unlock();
         }
-    }
-
-    private List<String> parents() {
-        List<String> out = new ArrayList<>();
-        String[] segs = config.path().substring(1).split("/");
-        StringBuilder b = new StringBuilder();
-        for (String s : segs) {
-            b.append('/').append(s);
-            out.add(b.toString());
-        }
-        out.add(z.members());
-        out.add(z.nodes());
-        return out;
     }
 
     private void createIfMissing(String path, long deadline) throws IOException {
@@ -154,6 +135,10 @@ public final class ZooKeeperLog implements RegionLog {
             try {
                 have = call(h -> h.getData(z.geometry(), false, null), deadline);
             } catch (Fenced missing) {
+                // a new log: its parents first (a log with a geometry has them: four requests fewer per start)
+                for (String p : z.parents()) {
+                    createIfMissing(p, deadline);
+                }
                 try {
                     call(h -> h.multi(List.of(
                             Op.create(z.geometry(), want, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
@@ -246,12 +231,14 @@ public final class ZooKeeperLog implements RegionLog {
     private void takeMemberSlot(boolean initial, long slotDeadline) throws IOException {
         while (true) {
             try {
-                call(h -> h.create(z.member(node), ZnodeLayout.text("node=" + node + "\n"), ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                call(h -> h.create(z.member(node), ZnodeLayout.memberBytes(node, -1), ZooDefs.Ids.OPEN_ACL_UNSAFE,
                         CreateMode.EPHEMERAL), slotDeadline);
+                legState.joined();
                 return;
             } catch (Conflict e) {
                 Stat s = call(h -> h.exists(z.member(node), false), slotDeadline);
                 if (s != null && s.getEphemeralOwner() == session.sessionId()) {
+                    legState.joined();
                     return; // ours: a create retried after a lost reply
                 }
             }
@@ -263,7 +250,7 @@ public final class ZooKeeperLog implements RegionLog {
                 throw timeout();
             }
             session.awaitChange(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
-            sleepQuietly(200);
+            ZkSession.sleepQuietly(200);
         }
     }
 
@@ -328,21 +315,66 @@ public final class ZooKeeperLog implements RegionLog {
         }
     }
 
+    /** The naive log's flush request: a {@code multi()} of the fencing check alone, a write the server orders and logs. */
     @Override
-    public void writeLegState(int inSyncMask) throws IOException {
+    public void flushRequest() throws IOException {
+        withWritable(d -> {
+            call(h -> h.multi(List.of(fenceCheck().op())), d);
+            roundTrips++;
+        });
+    }
+
+    /**
+     * In a cluster the mask is the legs that did not fail on this node (in sync or recovering
+     * here); the others leave the shared state for every node ({@link SharedLegState}).
+     */
+    @Override
+    public void writeLegState(int working) throws IOException {
+        withWritable(d -> {
+            if (legState.legsFailed(working, d)) {
+                roundTrips++;
+            }
+        });
+    }
+
+    @Override
+    public LegShare sharedLegs() {
+        return legState.current();
+    }
+
+    @Override
+    public void startRecovery(int leg) throws IOException {
+        withWritable(d -> legState.startRecovery(leg, d));
+    }
+
+    @Override
+    public void recoveryCopied(long epoch) throws IOException {
+        withWritable(d -> legState.copied(epoch, d));
+    }
+
+    @Override
+    public long recoveryCopiedEpoch() {
+        return legState.copiedEpoch();
+    }
+
+    private interface LegCall {
+        void run(long deadline) throws IOException;
+    }
+
+    /** Runs {@code c} under the lock once joined, again after a rejoin if the session or the token was lost. */
+    private void withWritable(LegCall c) throws IOException {
         lock.lock();
         try {
             long deadline = System.nanoTime() + pauseNanos;
             while (true) {
                 ensureWritable(deadline);
-                byte[] b = ZnodeLayout.legsBytes(inSyncMask);
                 try {
-                    runBatches(List.of(MultiSplitter.Sized.of(Op.setData(z.legs(), b, -1), b.length)), fenceCheck(), deadline, true);
+                    c.run(deadline);
                     return;
                 } catch (Fenced e) {
                     joined = false;
                 } catch (SessionLost e) {
-                    // rejoin, then write it
+                    // rejoin, then again
                 }
             }
         } finally {
@@ -419,10 +451,18 @@ public final class ZooKeeperLog implements RegionLog {
             return;
         }
         long now = System.nanoTime();
-        if (!session.takeWatchFired() && now - nextScan < 0) {
+        boolean legs = legState.takeFired();
+        if (!session.takeWatchFired() && !legs && now - nextScan < 0) {
             return;
         }
         nextScan = now + SCAN_INTERVAL_NANOS;
+        if (lock.tryLock()) {
+            try {
+                legState.runOnce(now + pauseNanos);
+            } finally {
+                lock.unlock();
+            }
+        }
         recoverer.runOnce(now + pauseNanos);
     }
 
@@ -476,20 +516,7 @@ public final class ZooKeeperLog implements RegionLog {
 
     @Override
     public Map<String, String> status() {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("zk_node", node);
-        m.put("zk_session", session.closed() ? "closed" : session.connected() ? (joined ? "member" : "rejoining")
-                : session.expired() ? "expired" : "disconnected");
-        m.put("zk_members", Integer.toString(recoverer.lastMembers()));
-        m.put("zk_disconnects", Long.toString(session.disconnects()));
-        m.put("zk_session_expiries", Long.toString(session.expiries()));
-        m.put("zk_rejoins", Long.toString(rejoins));
-        m.put("zk_fenced", Long.toString(fenced));
-        m.put("zk_recovered_nodes", Long.toString(recoverer.recoveredNodes()));
-        m.put("zk_recovered_regions", Long.toString(recoverer.recoveredRegions()));
-        m.put("zk_multi_splits", Long.toString(splits));
-        m.put("zk_paused", Long.toString(paused.sum()));
-        return m;
+        return ZkStatus.of(this, recoverer);
     }
 
     @Override
@@ -529,66 +556,16 @@ public final class ZooKeeperLog implements RegionLog {
         }
     }
 
-    /** Runs {@code c}, retrying while the connection is lost (calls here are idempotent or conflict-checked). */
+    /** Runs {@code c}, retrying while the connection is lost (see {@link ZkSession#call}). */
     <T> T call(ZkCall<T> c, long deadline) throws IOException {
-        while (true) {
-            ZooKeeper h = session.handle();
-            if (session.closed() || h == null) {
-                throw new IOException("mirror: the log at " + describe() + " is closed");
-            }
-            if (session.expired()) {
-                throw new SessionLost();
-            }
-            try {
-                return c.run(h);
-            } catch (KeeperException e) {
-                switch (e.code()) {
-                    case CONNECTIONLOSS, OPERATIONTIMEOUT, REQUESTTIMEOUT, SESSIONMOVED -> {
-                        if (System.nanoTime() > deadline) {
-                            throw timeout();
-                        }
-                        session.awaitChange(Math.min(deadline, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200)));
-                        if (!session.connected() && !session.expired()) {
-                            sleepQuietly(50);
-                        }
-                    }
-                    case SESSIONEXPIRED -> throw new SessionLost();
-                    case BADVERSION, NONODE, NOTEMPTY -> throw new Fenced(e.getMessage());
-                    case NODEEXISTS -> throw new Conflict(e.getMessage());
-                    default -> throw new IOException("mirror: ZooKeeper refused an update of the log at " + describe() + ": "
-                            + e.code().name().toLowerCase(java.util.Locale.ROOT));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while talking to ZooKeeper");
-            }
-        }
+        return session.call(c, deadline, describe());
     }
 
     private IOException timeout() {
-        // one line for both waits: a write (up to pause, 120 s) and the start (2 session timeouts + 30 s)
-        return new IOException("mirror: no ZooKeeper session for the log at " + describe()
-                + "; waited for one and gave up (is ZooKeeper running and reachable from here?)");
+        return ZkSession.timeout(describe());
     }
 
-    private static void sleepQuietly(long ms) throws InterruptedIOException {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for ZooKeeper");
-        }
-    }
-
-    // ---- tests
-
-    long sessionId() {
-        return session.sessionId();
-    }
-
-    byte[] sessionPassword() {
-        return session.sessionPassword();
-    }
+    // ---- tests (the session's id and password: ZkFixture expires it from outside)
 
     boolean joined() {
         return joined;

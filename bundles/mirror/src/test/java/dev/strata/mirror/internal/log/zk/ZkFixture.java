@@ -85,7 +85,7 @@ abstract class ZkFixture {
             if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
                 up.countDown();
             }
-        }, log.sessionId(), log.sessionPassword());
+        }, log.session.sessionId(), log.session.sessionPassword());
         if (!up.await(30, TimeUnit.SECONDS)) {
             throw new IOException("the twin session did not connect");
         }

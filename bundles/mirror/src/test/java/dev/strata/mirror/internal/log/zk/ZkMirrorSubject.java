@@ -29,7 +29,8 @@ final class ZkMirrorSubject implements CrashTestSubject {
     static final AtomicInteger PATHS = new AtomicInteger();
     private final String connect;
     private final ZooKeeper observer;
-    private final String path = "/crash/s" + PATHS.incrementAndGet();
+    /** A new path at every {@link #create}: each sequence starts with a new log (one subject runs many sequences). */
+    private String path;
     private final AtomicLong clock = new AtomicLong();
     private ZooKeeperLog current;
 
@@ -50,6 +51,7 @@ final class ZkMirrorSubject implements CrashTestSubject {
 
     @Override
     public BlockDevice create(List<BlockDevice> d) throws IOException {
+        path = "/crash/s" + PATHS.incrementAndGet();
         return open(d);
     }
 

@@ -97,10 +97,15 @@ public final class WritecacheFactory implements TargetFactory {
         return m;
     }
 
-    /** A writecache over the same backing and cache devices recovers the same slots, dirty blocks included. */
+    /**
+     * A writecache over the same backing and cache devices recovers the same slots, dirty blocks
+     * included — unless it is told to format: that erases them, so the old one must be drained
+     * first (a reload or switch that took a formatting writecache for an adopter lost dirty data).
+     */
     @Override
     public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
-        return "writecache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments));
+        return "writecache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
+                && !TargetArguments.of("writecache", newArguments, ALLOWED).bool("format", false);
     }
 
     /** Checks every argument (tunables included) without touching a device. */

@@ -184,7 +184,7 @@ final class Switcher {
                 alongside(d, old, backing, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
             } else {
                 inPlace(d, old, backing, p.oldDef(), oldLowers, p.entry(), p.def(), p.firstDef(), p.newLowers(),
-                        p.adopted(), !p.adopted() && formats(firstBuild));
+                        p.adopted(), !p.adopted() && formats(firstBuild) && holdsNothing(old, p));
             }
             done = true;
             core.graph.setLowers(d, p.newLowers());
@@ -361,6 +361,15 @@ final class Switcher {
         core.lifecycle.awaitDrained(d);
         d.target = null;
         backing.flush();
+    }
+
+    /**
+     * Whether nothing the new target finds on the released cache device can be a copy that goes
+     * stale while the bridge writes to the backing device: the device holds another policy's format
+     * (which the new one can only format), or the old cache — suspended, clean — holds no copy.
+     */
+    private static boolean holdsNothing(Target old, Plan p) {
+        return !p.oldDef().type().equals(p.def().type()) || old instanceof CacheTarget c && c.cachedBlocks() == 0;
     }
 
     /** {@code format=true} among the first-build arguments: every cache factory takes it as "start empty". */

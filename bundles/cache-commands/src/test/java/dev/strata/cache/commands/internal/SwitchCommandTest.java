@@ -252,8 +252,8 @@ class SwitchCommandTest {
     }
 
     /**
-     * {@code format=true} given for a writecache over its own devices: the format erases the dirty
-     * slots, so the old writecache is drained first, never adopted (it was, and lost them).
+     * {@code format=true} given for a writecache over its own devices: it is not adopted but drained
+     * first (with {@code cache_size=} such a format lays the cache out anew, erasing its slots).
      */
     @Test
     void aFormatOfTheSameWritecacheDrainsItFirst() throws Exception {

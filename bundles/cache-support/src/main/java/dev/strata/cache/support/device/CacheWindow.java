@@ -41,7 +41,7 @@ public final class CacheWindow implements BlockDevice {
         long bytes = parse(type, v);
         if (bytes > cache.size()) {
             throw new InvalidArgumentException(type + ": " + KEY + "=" + v + " is larger than the cache device ("
-                    + Iec.exact(cache.size()) + "); grow the cache device first, or give a smaller " + KEY);
+                    + Iec.size(cache.size()) + "); grow the cache device first, or give a smaller " + KEY);
         }
         long rounded = bytes / cache.blockSize() * cache.blockSize();
         return rounded == cache.size() ? cache : new CacheWindow(cache, rounded);

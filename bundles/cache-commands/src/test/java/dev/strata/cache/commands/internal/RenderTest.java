@@ -170,6 +170,6 @@ class RenderTest {
                 }
             }
         }
-        assertEquals(13, commands);
+        assertEquals(14, commands);
     }
 }

@@ -29,7 +29,9 @@ import dev.strata.cache.commands.internal.CacheOps.Cancelled;
  * <li>The swap ({@link DeviceManager#switchTarget}): one short pause. A new cache device is
  * formatted before the pause while the old cache serves I/O; the old cache device reused is
  * released by the old target inside the pause and then formatted ({@code format=true} for that
- * first build only: the old target left it clean and invalidated).</li>
+ * first build only: the old target left it clean and invalidated) while the backing device serves
+ * I/O, and a second short pause installs the new cache. For such an in-place switch the drain
+ * uses {@code passthrough} where the old cache has it, so no copy re-enters the device.</li>
  * </ol>
  * Cancelled (Ctrl-C, {@code cache:switch --cancel DEV}) or failed before the swap: the old mode
  * comes back and the device stays as it was (blocks written back stay so).

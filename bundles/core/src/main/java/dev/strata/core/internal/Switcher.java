@@ -35,8 +35,9 @@ import dev.strata.api.Target;
  * installed. A failure before the commit reopens the old target from its definition. When the new
  * target formats ({@code format=true} among the first-build arguments, not adopted), the gate does
  * not stay closed for its build: after the commit a {@link Bridge} serves every request from the
- * backing device (the old cache was clean and is closed, the new one starts empty, so no copy can
- * go stale), and a second short pause — requests drained, backing device flushed — installs the new
+ * backing device (the old cache was clean and is closed, and what the new one finds on the device
+ * cannot go stale: another policy's format, which it can only format, or the old cache held no
+ * copy), and a second short pause — requests drained, backing device flushed — installs the new
  * target. The pause reported is the longer of the two.</li>
  * </ul>
  *
@@ -184,7 +185,7 @@ final class Switcher {
                 alongside(d, old, backing, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
             } else {
                 inPlace(d, old, backing, p.oldDef(), oldLowers, p.entry(), p.def(), p.firstDef(), p.newLowers(),
-                        p.adopted(), !p.adopted() && formats(firstBuild) && holdsNothing(old, p));
+                        p.adopted(), !p.adopted() && formats(firstBuild));
             }
             done = true;
             core.graph.setLowers(d, p.newLowers());
@@ -261,7 +262,7 @@ final class Switcher {
 
     private void inPlace(MappedDevice d, Target old, BlockDevice backing, DeviceDefinition oldDef, List<String> oldLowers,
             FactoryEntry entry, DeviceDefinition def, DeviceDefinition firstDef, List<String> newLowers,
-            boolean adopted, boolean bridge) throws IOException {
+            boolean adopted, boolean formats) throws IOException {
         Lifecycle life = core.lifecycle;
         old.flush();
         backing.flush(); // as alongside: the costly flush done while I/O still runs
@@ -281,6 +282,8 @@ final class Switcher {
             resume(d, old);
             throw e;
         }
+        // decided with the old target suspended: nothing can enter it any more
+        boolean bridge = formats && holdsNothing(old, oldDef, def);
         // the old target releases the device the new one reuses, everything durable on it
         d.target = null;
         d.factory = null;
@@ -368,8 +371,8 @@ final class Switcher {
      * stale while the bridge writes to the backing device: the device holds another policy's format
      * (which the new one can only format), or the old cache — suspended, clean — holds no copy.
      */
-    private static boolean holdsNothing(Target old, Plan p) {
-        return !p.oldDef().type().equals(p.def().type()) || old instanceof CacheTarget c && c.cachedBlocks() == 0;
+    private static boolean holdsNothing(Target old, DeviceDefinition oldDef, DeviceDefinition def) {
+        return !oldDef.type().equals(def.type()) || old instanceof CacheTarget c && c.cachedBlocks() == 0;
     }
 
     /** {@code format=true} among the first-build arguments: every cache factory takes it as "start empty". */

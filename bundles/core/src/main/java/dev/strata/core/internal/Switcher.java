@@ -32,7 +32,13 @@ import dev.strata.api.Target;
  * the two cannot run at once, so inside the pause the old target is suspended, checked, flushed and
  * <em>closed</em> (its cache device released, everything durable), the new definition stored (the
  * commit), and only then the new target built (formatting the released device if asked) and
- * installed. A failure before the commit reopens the old target from its definition.</li>
+ * installed. A failure before the commit reopens the old target from its definition. When the new
+ * target formats ({@code format=true} among the first-build arguments, not adopted), the gate does
+ * not stay closed for its build: after the commit a {@link Bridge} serves every request from the
+ * backing device (the old cache was clean and is closed, and what the new one finds on the device
+ * cannot go stale: another policy's format, which it can only format, or the old cache held no
+ * copy), and a second short pause — requests drained, backing device flushed — installs the new
+ * target. The pause reported is the longer of the two.</li>
  * </ul>
  *
  * <h2>Crash at any point</h2>
@@ -179,7 +185,7 @@ final class Switcher {
                 alongside(d, old, backing, p.entry(), p.def(), p.firstDef(), p.newLowers(), p.adopted());
             } else {
                 inPlace(d, old, backing, p.oldDef(), oldLowers, p.entry(), p.def(), p.firstDef(), p.newLowers(),
-                        p.adopted());
+                        p.adopted(), !p.adopted() && formats(firstBuild));
             }
             done = true;
             core.graph.setLowers(d, p.newLowers());
@@ -256,7 +262,7 @@ final class Switcher {
 
     private void inPlace(MappedDevice d, Target old, BlockDevice backing, DeviceDefinition oldDef, List<String> oldLowers,
             FactoryEntry entry, DeviceDefinition def, DeviceDefinition firstDef, List<String> newLowers,
-            boolean adopted) throws IOException {
+            boolean adopted, boolean formats) throws IOException {
         Lifecycle life = core.lifecycle;
         old.flush();
         backing.flush(); // as alongside: the costly flush done while I/O still runs
@@ -276,6 +282,8 @@ final class Switcher {
             resume(d, old);
             throw e;
         }
+        // decided with the old target suspended: nothing can enter it any more
+        boolean bridge = formats && holdsNothing(old, oldDef, def);
         // the old target releases the device the new one reuses, everything durable on it
         d.target = null;
         d.factory = null;
@@ -291,10 +299,28 @@ final class Switcher {
         }
         d.definition = def;
         hook.reached("committed");
+        long firstPause = System.nanoTime() - closed;
+        Bridge b = bridge && backing.size() == d.size ? new Bridge(backingName(entry, def), backing) : null;
+        if (b != null) {
+            // the new target formats (starts empty) and the old one left the backing device complete:
+            // clients are served by the backing device while the format runs, instead of at the gate.
+            // The factory stays null (a policy's hot update does not touch the bridge) and the holds
+            // stay closed (cache commands wait for the real target).
+            d.target = b;
+            d.gate.open();
+            hook.reached("bridged");
+        }
         Target t;
         try {
             t = life.build(d, entry, firstDef, newLowers);
         } catch (IOException | RuntimeException e) {
+            if (b != null) {
+                try {
+                    unbridge(d, backing);
+                } catch (IOException | RuntimeException f) {
+                    e.addSuppressed(f);
+                }
+            }
             // committed: the stored definition is the new one; the device waits for it (a restart or
             // a dev:reload retries). The old target was clean, so the backing device has every block.
             d.lastError = "switch to " + entry.type() + " committed, but its build failed: " + e.getMessage();
@@ -303,8 +329,61 @@ final class Switcher {
             throw new IOException(d.name + ": " + d.lastError + "; the device waits (its data is on its backing "
                     + "device); fix the cause and dev:reload it", e);
         }
+        if (b == null) {
+            life.attach(d, entry, t);
+            d.lastSwapPauseNanos = System.nanoTime() - closed;
+            return;
+        }
+        long second;
+        try {
+            // what clients wrote through the bridge, made durable while the gate is open; then the
+            // second pause: after it a client's flush reaches only the new target, which need not
+            // flush the backing device, so the bridge's writes must be durable before it
+            backing.flush();
+            second = System.nanoTime();
+            unbridge(d, backing);
+        } catch (IOException | RuntimeException e) {
+            life.closeQuietly(d, t);
+            d.lastError = "switch to " + entry.type() + " committed, but the backing device failed to flush: "
+                    + e.getMessage();
+            d.waitingFor = "target type '" + entry.type() + "' (" + d.lastError + ")";
+            throw new IOException(d.name + ": " + d.lastError + "; the device waits; fix the cause and dev:reload it", e);
+        }
         life.attach(d, entry, t);
-        d.lastSwapPauseNanos = System.nanoTime() - closed;
+        d.lastSwapPauseNanos = Math.max(firstPause, System.nanoTime() - second);
+        LOG.info("device {}: served by its backing device while {} was built ({} ms)", d.name, entry.type(),
+                (second - closed - firstPause) / 1_000_000);
+    }
+
+    /**
+     * Takes the bridge out: gate closed, its requests finished (not interruptible: they end by
+     * themselves), the backing device flushed; the device is left with no target, gate closed.
+     */
+    private void unbridge(MappedDevice d, BlockDevice backing) throws IOException {
+        d.gate.close();
+        core.lifecycle.awaitDrained(d);
+        d.target = null;
+        backing.flush();
+    }
+
+    /**
+     * Whether nothing the new target finds on the released cache device can be a copy that goes
+     * stale while the bridge writes to the backing device: the device holds another policy's format
+     * (which the new one can only format), or the old cache — suspended, clean — holds no copy.
+     */
+    private static boolean holdsNothing(Target old, DeviceDefinition oldDef, DeviceDefinition def) {
+        return !oldDef.type().equals(def.type()) || old instanceof CacheTarget c && c.cachedBlocks() == 0;
+    }
+
+    /** {@code format=true} among the first-build arguments: every cache factory takes it as "start empty". */
+    private static boolean formats(Map<String, String> firstBuild) {
+        return "true".equalsIgnoreCase(firstBuild.get(FORMAT));
+    }
+
+    private static final String FORMAT = "format";
+
+    private static String backingName(FactoryEntry entry, DeviceDefinition def) {
+        return def.arguments().get(backingArgument(entry));
     }
 
     /** The backing device as the targets see it (its gated view). */

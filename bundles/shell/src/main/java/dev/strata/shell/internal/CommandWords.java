@@ -67,6 +67,8 @@ final class CommandWords {
             // --lower NAME comes from the command's own option (it takes a value)
             Map.entry("cache:attach", "DEVICE TYPE KEY=VALUE…"),
             Map.entry("cache:mode", "DEVICE MODE"),
+            Map.entry("cache:switch", "[--cancel] DEVICE TYPE KEY=VALUE…"),
+            Map.entry("cache:resize", "[--cancel] DEVICE"),
             Map.entry("cache:controllers", ""),
             Map.entry("cache:check", "DEVICE"),
             Map.entry("nbd:export", "DEVICE"),

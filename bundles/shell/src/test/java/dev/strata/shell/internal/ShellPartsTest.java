@@ -73,8 +73,12 @@ class ShellPartsTest {
         assertEquals("TYPE", attach.kindAt(1));
         assertEquals("KEY=VALUE…", attach.kindAt(2)); // cache=CDEV and the type's other arguments
         assertEquals(List.of("--keep-cache", "--cancel"), CommandWords.of("cache:detach").flags());
+        assertEquals("TYPE", CommandWords.of("cache:switch").kindAt(1));
+        assertEquals(List.of("--cancel"), CommandWords.of("cache:resize").flags());
+        assertNull(CommandWords.of("cache:resize").kindAt(1)); // size=… is free text
         for (String c : List.of("dev:info", "dev:remove", "dev:reload", "dev:suspend", "dev:resume", "cache:stats",
-                "cache:set", "cache:writeback", "cache:detach", "cache:attach", "nbd:export")) {
+                "cache:set", "cache:writeback", "cache:detach", "cache:attach", "cache:switch", "cache:resize",
+                "nbd:export")) {
             assertEquals("DEVICE", CommandWords.of(c).kindAt(0), c);
         }
         assertEquals("MIRROR", CommandWords.of("mirror:status").kindAt(0));

@@ -31,7 +31,7 @@ import dev.strata.api.WritebackController;
 @Component(service = CacheCommands.class, property = {"osgi.command.scope=cache", "osgi.command.function=stats",
         "osgi.command.function=set", "osgi.command.function=writeback", "osgi.command.function=detach",
         "osgi.command.function=mode", "osgi.command.function=controllers",
-        "osgi.command.function=attach", "osgi.command.function=switch"})
+        "osgi.command.function=attach", "osgi.command.function=switch", "osgi.command.function=resize"})
 public final class CacheCommands {
 
     @Reference
@@ -46,6 +46,8 @@ public final class CacheCommands {
     final Detaches detaches = new Detaches();
     /** The switches running, for {@code cache:switch --cancel}. */
     final Detaches switches = new Detaches("switch");
+    /** The resizes running, for {@code cache:resize --cancel}. */
+    final Detaches resizes = new Detaches("resize");
 
     public CacheCommands() {
     }
@@ -183,6 +185,27 @@ public final class CacheCommands {
         CacheOps ops = ops();
         try (Detaches.Run run = switches.begin(words[0])) {
             return new SwitchOp(manager, ops).run(words[0], words[1], args, out(session), run);
+        }
+    }
+
+    @Descriptor("lay a cache out again over SIZE bytes of its own cache device (default: all of it, after the device "
+            + "grew), live: dirty blocks written back first (progress, ETA; Ctrl-C or cache:resize --cancel DEV keeps "
+            + "the cache as it was), then the new layout takes over in one short pause; the cached copies are dropped")
+    public String resize(CommandSession session,
+            @Descriptor("stop the cache:resize of DEV running on another console; the cache stays as it was")
+            @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
+            @Descriptor("DEV [size=SIZE], or --cancel DEV") String... words) throws IOException, InterruptedException {
+        if (words == null || words.length < 1 || words[0].contains("=") || cancel && words.length != 1) {
+            throw new InvalidArgumentException(Render.resizeUsage());
+        }
+        if (cancel) {
+            return resizes.cancel(words[0]);
+        }
+        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
+                java.util.Arrays.asList(words).subList(1, words.length));
+        CacheOps ops = ops();
+        try (Detaches.Run run = resizes.begin(words[0])) {
+            return new ResizeOp(manager, ops).run(words[0], args, out(session), run);
         }
     }
 

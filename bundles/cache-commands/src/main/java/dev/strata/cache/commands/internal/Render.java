@@ -312,6 +312,43 @@ final class Render {
         return device + ": already " + type + " on " + cache + " with these arguments; nothing to switch";
     }
 
+    // ---- cache:resize
+
+    static String resizeUsage() {
+        return "usage: cache:resize DEV [size=SIZE] (the cache laid out again over SIZE bytes of its cache device; "
+                + "default: all of it), or cache:resize --cancel DEV";
+    }
+
+    static String resizeTooLarge(String device, String size, String cache, long cacheBytes) {
+        return device + ": size=" + size + " is larger than its cache device " + cache + " (" + size(cacheBytes)
+                + "); grow " + cache + " first (e.g. dev:reload " + cache + " file path=… size=… create=true), or give "
+                + "a smaller size";
+    }
+
+    static String resizeTooSmall(String device, String size, long min) {
+        return device + ": size=" + size + " is too small for a cache; give at least " + size(min);
+    }
+
+    static String sameSize(String device, long bytes, String cache) {
+        return device + ": already laid out over " + size(bytes) + " of " + cache + "; nothing to resize";
+    }
+
+    static String notResizable(String device, String type) {
+        return device + ": a " + type + " cache cannot be resized in place (its format keeps the size it was made "
+                + "with); for a bigger cache use cache:switch " + device + " " + type + " cache=BIGGERDEV (it writes the "
+                + "dirty data back first)";
+    }
+
+    static String resized(String device, String type, String cache, long before, long after, int blockSize,
+            int oldBlockSize, long writtenBack, String pauseMicros) {
+        String from = count(before) + " blocks (" + size(before * oldBlockSize) + ")";
+        String to = count(after) + " blocks (" + size(after * blockSize) + ")";
+        String what = writtenBack > 0 ? ", " + count(writtenBack) + " blocks written back first" : ", nothing to write back";
+        return device + ": " + type + " on " + cache + " resized from " + from + " to " + to
+                + (before == after ? " (capacity unchanged)" : "") + what + "; its cached copies were dropped"
+                + pause(pauseMicros);
+    }
+
     static String keepCacheNeedsAttach(String device, String lower) {
         return device + ": --keep-cache only for a cache that cache:attach put there (the kept copies could later "
                 + "be served over a changed " + lower + "); detach without it";

@@ -29,7 +29,9 @@ import dev.strata.cache.commands.internal.CacheOps.Cancelled;
  * <li>The swap ({@link DeviceManager#switchTarget}): one short pause. A new cache device is
  * formatted before the pause while the old cache serves I/O; the old cache device reused is
  * released by the old target inside the pause and then formatted ({@code format=true} for that
- * first build only: the old target left it clean and invalidated).</li>
+ * first build only: the old target left it clean and invalidated) while the backing device serves
+ * I/O, and a second short pause installs the new cache. For such an in-place switch the drain
+ * uses {@code passthrough} where the old cache has it, so no copy re-enters the device.</li>
  * </ol>
  * Cancelled (Ctrl-C, {@code cache:switch --cancel DEV}) or failed before the swap: the old mode
  * comes back and the device stays as it was (blocks written back stay so).
@@ -43,14 +45,25 @@ final class SwitchOp {
 
     private final DeviceManager manager;
     private final CacheOps ops;
+    /** The command this runs for ({@code switch}, {@code resize}), for its cancel lines. */
+    private final String verb;
 
     SwitchOp(DeviceManager manager, CacheOps ops) {
+        this(manager, ops, "switch");
+    }
+
+    SwitchOp(DeviceManager manager, CacheOps ops, String verb) {
         this.manager = manager;
         this.ops = ops;
+        this.verb = verb;
     }
 
     /** The old target as the switch found it. */
-    private record Old(String type, String backing, String cache) {
+    record Old(String type, String backing, String cache) {
+    }
+
+    /** What a switch did: blocks written back first, whether the state was adopted, the pause in µs. */
+    record Result(Old old, Map<String, String> args, long writtenBack, boolean adopted, String pauseMicros) {
     }
 
     /** The outcome of the drain. */
@@ -59,7 +72,20 @@ final class SwitchOp {
 
     String run(String device, String type, Map<String, String> given, PrintStream out, Detaches.Run run)
             throws IOException, Cancelled {
-        Old old = ops.call(device, t -> old(device, t));
+        Result r = swap(device, type, given, out, run);
+        return Render.switched(device, type, r.args().get(CACHE), r.old().type(), r.old().cache(), r.adopted(),
+                r.writtenBack(), r.pauseMicros());
+    }
+
+    /** The old target of {@code device}: its type, backing and cache device (a mistake is one line). */
+    Old old(String device) throws IOException, Cancelled {
+        return ops.call(device, t -> old(device, t));
+    }
+
+    /** The switch itself (see the class comment); {@link #run} renders it. */
+    Result swap(String device, String type, Map<String, String> given, PrintStream out, Detaches.Run run)
+            throws IOException, Cancelled {
+        Old old = old(device);
         Map<String, String> args = new LinkedHashMap<>(given);
         args.putIfAbsent(CACHE, old.cache());
         boolean reusesCache = args.get(CACHE).equals(old.cache());
@@ -73,11 +99,12 @@ final class SwitchOp {
             first = FORMAT;
             manager.checkSwitch(device, type, args, old.backing(), first);
         }
-        Drained drained = adopted ? new Drained(null, 0) : ops.call(device, t -> drain(device, t, out, run));
+        boolean inPlace = reusesCache && !adopted;
+        Drained drained = adopted ? new Drained(null, 0) : ops.call(device, t -> drain(device, t, out, run, inPlace));
         run.reached("drained");
         if (!run.beginSwap()) {
             Thread.interrupted(); // the cancel's interrupt is handled here; the restore must run
-            throw CacheOps.cancelled(out, device, "switch", Render.cancelled(device, "switch", drained.writtenBack(), 0)
+            throw CacheOps.cancelled(out, device, verb, Render.cancelled(device, verb, drained.writtenBack(), 0)
                     + restore(device, drained));
         }
         long writtenBack = drained.writtenBack();
@@ -96,9 +123,7 @@ final class SwitchOp {
                 throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
             }
         }
-        drained = new Drained(drained.mode(), writtenBack);
-        return Render.switched(device, type, args.get(CACHE), old.type(), old.cache(), adopted, drained.writtenBack(),
-                manager.status(device).get("last_swap_pause_us"));
+        return new Result(old, args, writtenBack, adopted, manager.status(device).get("last_swap_pause_us"));
     }
 
     private Old old(String device, CacheTarget t) {
@@ -114,10 +139,15 @@ final class SwitchOp {
     }
 
     /** Clean mode, every dirty block written back, the old copies invalidated; cancellable throughout. */
-    private Drained drain(String device, CacheTarget t, PrintStream out, Detaches.Run run)
+    private Drained drain(String device, CacheTarget t, PrintStream out, Detaches.Run run, boolean inPlace)
             throws IOException, Cancelled {
         CacheMode old = t.mode();
         CacheMode clean = old.holdsDirtyData() ? CacheOps.cleanMode(device, t) : old;
+        if (inPlace && t.supportedModes().contains(CacheMode.PASSTHROUGH)) {
+            // the new target takes over this cache device: from the invalidation on nothing may enter
+            // it again (not even a read's copy), so that the device can serve I/O meanwhile
+            clean = CacheMode.PASSTHROUGH;
+        }
         ProgressLine p = ops.progress(device, t, out);
         try {
             if (run.cancelled()) {
@@ -131,18 +161,25 @@ final class SwitchOp {
                 throw new InterruptedException("cancelled after the drain");
             }
         } catch (InterruptedException e) {
-            Thread.interrupted(); // a --cancel may interrupt again after the call that threw; the restore must run
-            p.end();
-            p.settle(t.dirtyBlocks());
-            String restored = CacheOps.restore(t, old);
-            throw CacheOps.cancelled(out, device, "switch",
-                    Render.cancelled(device, "switch", p.writtenBack(), p.dirty()) + restored);
+            throw cancelled(device, t, out, p, old);
         } catch (IOException | RuntimeException e) {
+            if (run.cancelled()) {
+                // a policy may report the interrupt of its writeback as an I/O error: still a cancel
+                throw cancelled(device, t, out, p, old);
+            }
             p.end();
             throw CacheOps.failure(device, e, CacheOps.restore(t, old));
         }
         p.end();
         return new Drained(old, p.writtenBack());
+    }
+
+    private Cancelled cancelled(String device, CacheTarget t, PrintStream out, ProgressLine p, CacheMode old) {
+        Thread.interrupted(); // a --cancel may interrupt again after the call that threw; the restore must run
+        p.end();
+        p.settle(t.dirtyBlocks());
+        String restored = CacheOps.restore(t, old);
+        return CacheOps.cancelled(out, device, verb, Render.cancelled(device, verb, p.writtenBack(), p.dirty()) + restored);
     }
 
     private long dirty(String device) throws IOException, Cancelled {

@@ -61,7 +61,8 @@ final class LiveStack implements AutoCloseable {
         this.store = store;
         tio.start();
         processor = new CommandProcessorImpl(tio);
-        for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach", "switch")) {
+        for (String f : List.of("stats", "set", "writeback", "detach", "mode", "controllers", "attach", "switch",
+                "resize")) {
             processor.addCommand("cache", commands, f);
         }
         processor.addCommand("cache", replace, "replace");

@@ -169,6 +169,6 @@ class RenderTest {
                 }
             }
         }
-        assertEquals(13, commands);
+        assertEquals(14, commands);
     }
 }

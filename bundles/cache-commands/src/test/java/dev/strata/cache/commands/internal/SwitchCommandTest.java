@@ -214,6 +214,76 @@ class SwitchCommandTest {
         }
     }
 
+    /**
+     * The same cache device: the new cache's format is not inside the pause. It is held (its writes
+     * wait at the cache disk) while the clients keep reading, writing and verifying through the
+     * backing device; then it completes and the new cache takes over in a second short pause.
+     */
+    @Test
+    void theSameCacheDeviceServesFromTheBackingDeviceWhileTheNewCacheFormats() throws Exception {
+        attachDirty(256, 1792);
+        DeviceHandle h = s.manager.open("slow", "nbd:t");
+        VerifiedIo io = new VerifiedIo(List.of(h), 4, 64).start(pool);
+        io.awaitOps(300);
+        GatedDevice ssd = s.gates.get("ssd");
+        s.store.armCrash(1, () -> ssd.closeAfter(0)); // no power cut: just after the commit, hold the format
+        Future<Object> sw = pool.submit(() -> s.run("cache:switch slow readcache"));
+        DetachCommandTest.await("the new cache's format held", () -> ssd.waiting() > 0);
+        long slowWrites = writes("slow");
+        io.awaitOps(400); // served meanwhile: without the bridge they would wait at the closed gate
+        assertTrue(writes("slow") > slowWrites, "the clients' writes went to the backing device");
+        assertFalse(sw.isDone(), "the switch waits for its format");
+        ssd.open();
+        String r = String.valueOf(sw.get(60, TimeUnit.SECONDS));
+        io.awaitOps(300);
+        io.stop();
+        System.out.println(r + " — clients: " + io.summary());
+        assertEquals(0, io.errors.get(), io.summary() + " " + io.firstErrors);
+        assertEquals(0, io.mismatches.get(), io.summary());
+        assertTrue(r.startsWith("slow: switched to readcache (cache ssd; was writeboost on ssd)"), r);
+        assertEquals("readcache", s.manager.info("slow").orElseThrow().type());
+        assertEquals(0, io.verifyAll(h));
+        h.close();
+        s.restart(s.store.snapshot());
+        assertFalse(stored("slow").arguments().containsKey("format"), String.valueOf(stored("slow")));
+        try (DeviceHandle again = s.manager.open("slow", "nbd:t")) {
+            assertEquals(0, io.verifyAll(again));
+        }
+    }
+
+    /**
+     * {@code format=true} given for a writecache over its own devices: it is not adopted but drained
+     * first (with {@code cache_size=} such a format lays the cache out anew, erasing its slots).
+     */
+    @Test
+    void aFormatOfTheSameWritecacheDrainsItFirst() throws Exception {
+        attachDirty();
+        String r = s.run("cache:switch slow writecache");
+        assertTrue(r.contains("blocks written back first"), r);
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (int i = 0; i < DIRTY; i++) {
+                long block = i * 37L % 2048;
+                VerifiedIo.fill(b.clear(), block, 9);
+                h.write(block * VerifiedIo.BLOCK, b, 0);
+            }
+            h.flush();
+        }
+        assertTrue(dirty() > 0, "the writecache holds dirty blocks");
+        r = s.run("cache:switch slow writecache format=true");
+        assertTrue(r.matches("slow: switched to writecache \\(cache ssd; was writecache on ssd\\), [\\d,]+ blocks "
+                + "written back first; .*"), r);
+        assertEquals(0, dirty());
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            for (int i = 0; i < DIRTY; i++) {
+                long block = i * 37L % 2048;
+                h.read(block * VerifiedIo.BLOCK, b.clear());
+                assertEquals(9, VerifiedIo.stampOf(b.flip(), block), "block " + block);
+            }
+        }
+    }
+
     private DeviceDefinition stored(String name) {
         return s.store.snapshot().values().stream().filter(d -> d.name().equals(name)).findFirst().orElseThrow();
     }
@@ -228,8 +298,9 @@ class SwitchCommandTest {
     /**
      * A power cut at every phase, for a switch onto another cache device (alongside) and onto the
      * same one (in place): {@code drained} (after the drain, before the swap), then the store's
-     * points: 0/1 around the commit, 2/3 around storing the definition without {@code format=true}
-     * (in place only).
+     * points: 0/1 around the commit, {@code bridged} (in place: while the new target's format is held
+     * and the clients are served by the backing device), 2/3 around storing the definition without
+     * {@code format=true} (in place only).
      */
     @ParameterizedTest(name = "{0} at {1}, seed {2}")
     @MethodSource("cuts")
@@ -239,7 +310,23 @@ class SwitchCommandTest {
         PowerCuts.Cut cut = PowerCuts.run(s, pool, "slow", seed * 31L + phase.hashCode(),
                 () -> s.run("cache:attach slow writeboost cache=ssd writeback_threshold=0"),
                 crash -> {
-                    if (phase.equals("drained")) {
+                    if (phase.equals("bridged")) {
+                        // after the commit the new writecache formats ssd: held there, while the
+                        // clients' writes reach the slow disk through the bridge, the power goes
+                        s.store.armCrash(1, () -> {
+                            GatedDevice ssd = s.gates.get("ssd");
+                            ssd.closeAfter(0);
+                            pool.submit(() -> {
+                                DetachCommandTest.await("the format held", () -> ssd.waiting() > 0);
+                                long before = writes("slow");
+                                DetachCommandTest.await("clients served through the bridge",
+                                        () -> writes("slow") > before + 20);
+                                crash.run();
+                                ssd.open();
+                                return null;
+                            });
+                        });
+                    } else if (phase.equals("drained")) {
                         s.commands.switches.hook = (device, p) -> {
                             s.commands.switches.hook = (dd, pp) -> { };
                             crash.run();
@@ -249,7 +336,7 @@ class SwitchCommandTest {
                     }
                 },
                 () -> s.run(cmd));
-        boolean committed = !phase.equals("drained") && Integer.parseInt(phase) >= 1;
+        boolean committed = phase.equals("bridged") || !phase.equals("drained") && Integer.parseInt(phase) >= 1;
         // the operation may fail after the cut either way (its disks are dead): the restart decides
         DeviceInfo slow = PowerCuts.checkDiskRule(s, "slow", cut, target + " at " + phase);
         assertEquals(committed ? "writecache" : "writeboost", slow.type(), slow.toString());
@@ -265,7 +352,7 @@ class SwitchCommandTest {
         int seeds = Boolean.getBoolean("strata.soak") ? 30 : 3;
         List<Arguments> all = new ArrayList<>();
         for (String target : List.of("ssd2", "ssd")) {
-            List<String> phases = target.equals("ssd") ? List.of("drained", "0", "1", "2", "3")
+            List<String> phases = target.equals("ssd") ? List.of("drained", "0", "1", "bridged", "2", "3")
                     : List.of("drained", "0", "1");
             for (String phase : phases) {
                 for (int seed = 1; seed <= seeds; seed++) {

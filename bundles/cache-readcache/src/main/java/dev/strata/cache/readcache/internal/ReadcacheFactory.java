@@ -8,6 +8,7 @@ import dev.strata.api.TargetArguments;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 import dev.strata.cache.readcache.internal.io.Opener;
+import dev.strata.cache.support.device.CacheWindow;
 import dev.strata.cache.readcache.internal.io.PolicySource;
 import dev.strata.cache.readcache.internal.io.ReadCache;
 import dev.strata.cache.readcache.internal.io.Tunables;
@@ -31,7 +32,8 @@ import org.osgi.service.component.annotations.ReferencePolicy;
  */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=readcache")
 public final class ReadcacheFactory implements TargetFactory, PolicySource {
-    static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "write_promote", "format");
+    static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "write_promote",
+            "format", CacheWindow.KEY);
 
     private final Map<String, ReadCachePolicy> policies = new ConcurrentHashMap<>();
     private final Set<ReadCache> live = ConcurrentHashMap.newKeySet();
@@ -84,7 +86,7 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
     @Override
     public String usage() {
         return "readcache origin=DEV cache=DEV [policy=" + ReadCachePolicy.DEFAULT + "] [block_size=4096] "
-                + "[sequential_cutoff=4M] [write_promote=off] [format=true] [policy tunable=value…]";
+                + "[sequential_cutoff=4M] [write_promote=off] [format=true] [cache_size=SIZE] [policy tunable=value…]";
     }
 
     @Override
@@ -94,6 +96,9 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         String cache = a.string("cache");
         if (origin.equals(cache)) {
             throw new InvalidArgumentException("readcache: origin and cache are the same device ('" + origin + "'); use two devices");
+        }
+        if (a.has(CacheWindow.KEY)) {
+            CacheWindow.parse("readcache", a.string(CacheWindow.KEY));
         }
         return List.of(origin, cache);
     }
@@ -164,7 +169,9 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
             o = Opener.withWritePromote(o, Tunables.parseWritePromote(a.string("write_promote")));
         }
         o = Opener.withOnRelease(o, live::remove);
-        ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)), context.lowerDevice(lower.get(1)), o);
+        // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)
+        ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)),
+                CacheWindow.of("readcache", args, context.lowerDevice(lower.get(1))), o);
         live.add(rc);
         // a policy that registered between the open and now
         ReadCachePolicy p = find(policy);

@@ -8,6 +8,7 @@ import dev.strata.api.TargetArguments;
 import dev.strata.api.TargetContext;
 import dev.strata.api.TargetFactory;
 import dev.strata.api.WritebackController;
+import dev.strata.cache.support.device.CacheWindow;
 import dev.strata.cache.support.writeback.ControllerRegistry;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
@@ -37,6 +38,7 @@ public final class WritecacheFactory implements TargetFactory {
         s.add("cache");
         s.add("format");
         s.add("block_size");
+        s.add(CacheWindow.KEY);
         ALLOWED = Set.copyOf(s);
     }
 
@@ -70,7 +72,7 @@ public final class WritecacheFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [high_watermark=50] "
+        return "writecache backing=DEV cache=DEV [block_size=4096|512] [format=true] [cache_size=SIZE] [high_watermark=50] "
                 + "[low_watermark=45] [writeback_batch=256] [autocommit_blocks=64] [autocommit_time=1000] [max_age=0] [cleaner=false] [pause_writeback=3000] "
                 + "[writeback.controller=modulator] [writeback_threshold=70]";
     }
@@ -83,6 +85,9 @@ public final class WritecacheFactory implements TargetFactory {
         if (backing.equals(cache)) {
             throw new InvalidArgumentException("writecache: backing and cache are the same device ('" + backing
                     + "'); use two devices");
+        }
+        if (a.has(CacheWindow.KEY)) {
+            CacheWindow.parse("writecache", a.string(CacheWindow.KEY));
         }
         return List.of(backing, cache);
     }
@@ -97,10 +102,15 @@ public final class WritecacheFactory implements TargetFactory {
         return m;
     }
 
-    /** A writecache over the same backing and cache devices recovers the same slots, dirty blocks included. */
+    /**
+     * A writecache over the same backing and cache devices recovers the same slots, dirty blocks
+     * included — unless it is told to format: that erases them, so the old one must be drained
+     * first (a reload or switch that took a formatting writecache for an adopter lost dirty data).
+     */
     @Override
     public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
-        return "writecache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments));
+        return "writecache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
+                && !TargetArguments.of("writecache", newArguments, ALLOWED).bool("format", false);
     }
 
     /** Checks every argument (tunables included) without touching a device. */
@@ -136,8 +146,11 @@ public final class WritecacheFactory implements TargetFactory {
         boolean format = a.bool("format", false);
         Tunables t = Tunables.DEFAULTS.withAll(args);
         BlockDevice backing = context.lowerDevice(lower.get(0));
-        BlockDevice cache = context.lowerDevice(lower.get(1));
-        return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format, t,
-                options.withControllers(controllers::get));
+        // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)
+        BlockDevice cache = CacheWindow.of("writecache", args, context.lowerDevice(lower.get(1)));
+        // format=true alone recovers a valid cache of this backing device (it stays in definitions);
+        // with cache_size= it also lays out one whose geometry differs (cache:resize, drained first)
+        return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format,
+                a.has(CacheWindow.KEY), t, options.withControllers(controllers::get));
     }
 }

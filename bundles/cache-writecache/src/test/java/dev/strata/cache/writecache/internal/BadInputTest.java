@@ -148,5 +148,8 @@ class BadInputTest {
         assertTrue(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "fast", "high_watermark", "70")));
         assertFalse(factory.adopts("writeboost", a, a));
         assertFalse(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "other")));
+        // a format erases the dirty slots: the old writecache must be drained, not adopted
+        assertFalse(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "fast", "format", "true")));
+        assertTrue(factory.adopts("writecache", a, Map.of("backing", "slow", "cache", "fast", "format", "false")));
     }
 }

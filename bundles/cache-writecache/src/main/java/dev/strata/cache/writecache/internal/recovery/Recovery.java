@@ -37,6 +37,16 @@ public final class Recovery {
      */
     public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
             int blockSize, boolean format, Tunables tunables, Options options) throws IOException {
+        return open(name, backing, cache, backingId, blockSize, format, false, tunables, options);
+    }
+
+    /**
+     * @param relayout with {@code format}: a valid cache of this backing device whose geometry is not
+     *                 the one {@code cache} now fits is formatted anew (a resize's first build, after
+     *                 everything was written back); one that fits is recovered as always
+     */
+    public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
+            int blockSize, boolean format, boolean relayout, Tunables tunables, Options options) throws IOException {
         if (backing == cache) {
             throw new InvalidArgumentException("writecache: backing and cache are the same device; use two devices");
         }
@@ -63,6 +73,11 @@ public final class Recovery {
             }
             sb = null;
         }
+        boolean resized = sb != null && format && relayout
+                && !sb.layout().equals(Layout.fit(sb.blockSize(), cache.size()));
+        if (resized) {
+            sb = null; // the slots cannot move, so a new size is a new format
+        }
         if (sb != null) {
             // a valid cache of this backing device is recovered, never reformatted: format=true
             // persists in the device's definition and a restart must not wipe dirty data
@@ -79,7 +94,7 @@ public final class Recovery {
             Superblock found = sb;
             return new WritecacheTarget(name, backing, cache, sb, s -> load(found, cache, backing, s), tunables, options);
         }
-        if (problem.kind() != FormatException.Kind.BLANK && !format) {
+        if (!format && problem.kind() != FormatException.Kind.BLANK) { // format first: problem is null when sb was set aside
             throw new InvalidArgumentException("writecache: " + problem.getMessage()
                     + "; pass format=true to format it (its contents are lost)");
         }

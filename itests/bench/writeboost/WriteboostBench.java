@@ -177,20 +177,27 @@ public final class WriteboostBench {
      * before and after every writeboost round (ref, wb, ref, wb, ..., ref) and each round's ratio
      * uses the mean of the two references around it; the median round is reported. One small
      * untimed warm-up round first, so that the JIT has compiled the write path (steady state, as
-     * a long-running service sees it).
+     * a long-running service sees it). The whole JVM's CPU time per GiB of each round is printed
+     * too: on a loaded machine it moves less than the rates.
      */
     static void randomWrites(Path dir, boolean quick) throws Exception {
         long cacheSize = (quick ? 256L : 1024L) * MIB;
         long total = cacheSize * 3 / 4;
         int rounds = quick ? 1 : 3;
         BlockDevice slow = spindle(dir.resolve("slow-rw.img"), 64L << 30);
-        randomRound(dir, slow, 64L * MIB, 48L * MIB, null);
+        // warm-up: big enough that C2 has compiled the write path and the flusher before the
+        // measured rounds (with 48 MiB the compiler threads still took a third of the CPU samples
+        // of the measured rounds on 2 cores)
+        randomRound(dir, slow, 256L * MIB, 192L * MIB, null);
         double[] ref = new double[rounds + 1];
         double[] wb = new double[rounds];
         double[] heap = new double[1];
         ref[0] = sequentialReference(dir, total);
+        double[] cpu = new double[rounds];
         for (int i = 0; i < rounds; i++) {
+            long c0 = cpuNanos();
             wb[i] = randomRound(dir, slow, cacheSize, total, heap);
+            cpu[i] = (cpuNanos() - c0) / 1e9 / (total / (double) (1L << 30));
             ref[i + 1] = sequentialReference(dir, total);
         }
         Integer[] order = new Integer[rounds];
@@ -214,12 +221,33 @@ public final class WriteboostBench {
             }
             line("  all rounds: writeboost / references / ratios", wbs.toString(), refs.toString(), all.toString(), "-");
         }
+        line("  CPU of the whole JVM per GiB written (s)", fmt(cpu[m]), fmt(refCpu / refBytes * (1L << 30)) + " (reference)", "-", "-");
         line("heap bytes per cached 4 KiB block", fmt(heap[0]), "-", "-", "<= 20");
         slow.close();
     }
 
+    /** CPU time of this JVM so far (all threads, user and system). */
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /** CPU seconds and bytes of all sequential reference runs so far (for the CPU per GiB line). */
+    static double refCpu;
+    static double refBytes;
+
     /** Sequential 1 MiB O_DIRECT writes of {@code total} bytes to a new file on the same disk, then fdatasync (MiB/s). */
     static double sequentialReference(Path dir, long total) throws IOException {
+        long c0 = cpuNanos();
+        try {
+            return sequentialReference0(dir, total);
+        } finally {
+            refCpu += (cpuNanos() - c0) / 1e9;
+            refBytes += total;
+        }
+    }
+
+    static double sequentialReference0(Path dir, long total) throws IOException {
         Path p = dir.resolve("raw-seq.img");
         FileDevice raw = new DirectDevice(p, total);
         ByteBuffer mb = ByteBuffer.allocateDirect(2 * MIB).alignedSlice(4096).limit(MIB).slice();

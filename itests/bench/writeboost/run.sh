@@ -32,4 +32,5 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 CP="$JAR:$API:$KIT:$SLF4J"
 javac -d "$OUT" -cp "$CP" "$HERE/WriteboostBench.java"
-java -Xmx2g -cp "$OUT:$CP" WriteboostBench "$DIR" ${ARGS[@]+"${ARGS[@]}"}
+# BENCH_JAVA_OPTS: extra JVM options (e.g. -XX:StartFlightRecording=... for a profile)
+java -Xmx2g ${BENCH_JAVA_OPTS:-} -cp "$OUT:$CP" WriteboostBench "$DIR" ${ARGS[@]+"${ARGS[@]}"}

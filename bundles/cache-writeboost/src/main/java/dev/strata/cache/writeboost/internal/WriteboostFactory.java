@@ -35,6 +35,7 @@ public final class WriteboostFactory implements TargetFactory {
         s.add("cache");
         s.add("format");
         s.add("buffers");
+        s.add("flushers");
         ALLOWED = Set.copyOf(s);
     }
 
@@ -52,7 +53,7 @@ public final class WriteboostFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4] [writeback_threshold=70] "
+        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4] [flushers=2] [writeback_threshold=70] "
                 + "[nr_max_batched_writeback=16] [update_record_interval=60] [sync_data_interval=5] "
                 + "[read_cache_threshold=0] [bypass_threshold=1M] [sequential_cutoff=4M] [write_around=false] [cache_mode=writeback] "
                 + "[writeback.controller=modulator] [io_timeout_ms=60000]";
@@ -103,11 +104,13 @@ public final class WriteboostFactory implements TargetFactory {
         TargetArguments a = TargetArguments.of("writeboost", args, ALLOWED);
         boolean format = a.bool("format", false);
         int buffers = (int) a.number("buffers", 4, 2, 64);
+        // log writes in flight (flusher threads); 1 is the one-at-a-time flusher, for comparisons
+        int flushers = (int) a.number("flushers", WriteboostCache.Options.FLUSHERS, 1, 4);
         Tunables t = Tunables.DEFAULTS.withAll(args);
         BlockDevice backing = context.lowerDevice(lower.get(0));
         BlockDevice cache = context.lowerDevice(lower.get(1));
         return WriteboostCache.open(context.deviceName(), backing, cache, format, t,
-                WriteboostCache.Options.defaults().withBuffers(buffers), controllers::get,
+                WriteboostCache.Options.defaults().withBuffers(buffers).withFlushers(flushers), controllers::get,
                 context.lowerDeviceId(lower.get(0)));
     }
 }

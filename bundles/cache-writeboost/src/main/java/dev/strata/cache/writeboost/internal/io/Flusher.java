@@ -6,8 +6,29 @@ import dev.strata.cache.writeboost.internal.format.RecordHeader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.locks.ReentrantLock;
 
-/** The flusher task: writes sealed records to the cache device, coalescing consecutive ones into one I/O. */
+/**
+ * The flusher task: writes sealed records to the cache device, coalescing consecutive ones into
+ * one I/O, with up to {@code flushers} writes in flight.
+ *
+ * <h2>Writes in flight, completed in order</h2>
+ * Several threads may run {@link #flusherRunOnce()} at once (the cache starts
+ * {@code Options.flushers()} of them, two by default). Taking a batch off the queue, waiting for
+ * its copies, the backing flush and sealing its headers (the chain of header CRCs) happen under
+ * {@code prepare}, one batch at a time and in queue order, and give the batch a ticket; the write
+ * itself runs outside every lock, so the next batch's CRCs are computed and its write issued while
+ * the previous one is in flight (a single flusher left the cache device idle during each batch's
+ * CRC pass, and a device is faster with two writes queued than one). A batch completes (its ids
+ * and ends published under {@code lock}) only after the batch before it has completed: so
+ * {@code lastWrittenId}, {@code writtenEnd} and {@code completedSid} advance exactly as with one
+ * flusher, and a FLUSH never counts a record written while an earlier one is still in flight.
+ * Records written out of order on the device are no new crash state: a volatile device cache may
+ * persist them out of order anyway, and recovery ends the log at the first record missing from
+ * the header chain. A failed write fails the cache; a later batch waiting for it then does not
+ * complete either. Lock order: {@code prepare}, then {@code lock}.
+ */
 final class Flusher {
     static final int SB = Layout.SEGMENT_BLOCKS;
     static final int BS = Layout.BLOCK;
@@ -16,26 +37,49 @@ final class Flusher {
     private final Stats stats;
 
     Flusher(Parts parts, int lastHeaderCrc) {
+        this(parts, lastHeaderCrc, 1);
+    }
+
+    Flusher(Parts parts, int lastHeaderCrc, int flushers) {
         this.parts = parts;
         this.log = parts.log;
         this.stats = parts.stats;
         this.lastHeaderCrc = lastHeaderCrc;
-        // half the buffers (at least one segment) per write, see maxCoalesce
-        this.maxCoalesce = Math.max(1, log.nb / 2) * Layout.SEGMENT_SIZE;
+        // half the buffers (at least one segment) in flight in all, see maxCoalesce
+        this.maxCoalesce = Math.max(1, log.nb / (2 * flushers)) * Layout.SEGMENT_SIZE;
+        // one batch per thread in flight, plus one being prepared: allocated once, reused
+        this.free = new ArrayBlockingQueue<>(flushers + 1);
+        for (int i = 0; i <= flushers; i++) {
+            free.add(new Batch());
+        }
     }
 
-
-    // ---- flusher-owned ----
-    int lastHeaderCrc;
     /** Most queue entries (records and markers) one flusher write covers. */
     static final int MAX_BATCH = 64;
-    /** The entries taken off the queue for the write in flight, in queue order, and their header CRCs. */
-    final LogState.Sealed[] batch = new LogState.Sealed[MAX_BATCH];
-    final int[] batchCrc = new int[MAX_BATCH];
+
+    /** One flusher write: the entries taken off the queue, in queue order, and their header CRCs. */
+    static final class Batch {
+        final LogState.Sealed[] e = new LogState.Sealed[MAX_BATCH];
+        final int[] crc = new int[MAX_BATCH];
+        int n;
+        int records;
+        long ticket;
+        long devStart;
+        int memStart;
+        int memEnd;
+    }
+
+    private final ArrayBlockingQueue<Batch> free;
+    /** Serialises taking batches and sealing their headers (guards lastHeaderCrc and nextTicket). */
+    private final ReentrantLock prepare = new ReentrantLock();
+    int lastHeaderCrc;
+    private long nextTicket = 1;
+    /** The ticket of the last completed batch (guarded by {@code log.lock}). */
+    private long completedTicket;
     /**
-     * Most bytes one flusher write covers: half the buffers (at least one segment), so that the
-     * writers fill the other half while it is in flight (double buffering) instead of all of them
-     * waiting for one write of every buffer.
+     * Most bytes one flusher write covers: half the buffers (at least one segment) divided among
+     * the writes in flight, so that the writers fill the other half meanwhile (double buffering)
+     * instead of all of them waiting for one write of every buffer.
      */
     final int maxCoalesce;
 
@@ -48,20 +92,54 @@ final class Flusher {
      * <p>Records that lie back to back both on the device and in the buffer ring (consecutive
      * records of a segment, the last record of a segment and the first of the next one, as long as
      * neither the segment area nor the ring wraps) are written with one I/O (coalescing; at most
-     * {@code MAX_BATCH} queue entries and half the buffers, see {@code maxCoalesce}). Headers are sealed in record order
+     * {@code MAX_BATCH} queue entries and {@code maxCoalesce} bytes). Headers are sealed in record order
      * before the write, exactly as they would be one by one (the chain of header CRCs, the durable
      * id known at the time); the backing device is flushed first if any of them needs it. When the
-     * write has completed, the entries complete in queue order, as if written one by one; on an
-     * error none of them completes and the cache fails. The entries are taken off the queue
-     * before the write; only the flusher ever removes entries, and nothing else reads the queue.
+     * write has completed, and the batch before it has, the entries complete in queue order, as if
+     * written one by one; on an error none of them (nor any later batch) completes and the cache
+     * fails. The entries are taken off the queue before the write; only the flusher ever removes
+     * entries, and nothing else reads the queue.
      */
     public boolean flusherRunOnce() throws IOException {
-        int n = 0;
-        boolean backingFlush = false;
-        long devStart = 0;
+        Batch b = free.poll();
+        if (b == null) {
+            return false; // every batch is in flight (more threads than batches: cannot happen)
+        }
+        try {
+            prepare.lock();
+            try {
+                if (!take(b)) {
+                    return false;
+                }
+                // the ticket before anything that may fail: a batch that fails leaves a gap no
+                // later batch completes past
+                b.ticket = nextTicket++;
+                if (b.records > 0) {
+                    seal(b);
+                }
+            } finally {
+                prepare.unlock();
+            }
+            if (b.records > 0) {
+                log.cache.write(b.devStart, log.ring.duplicate().limit(b.memEnd).position(b.memStart), 0);
+            }
+            complete(b);
+            return true;
+        } catch (IOException e) {
+            log.fail(e);
+            throw e;
+        } finally {
+            Arrays.fill(b.e, 0, b.n, null);
+            b.n = 0;
+            free.add(b);
+        }
+    }
+
+    /** Takes the oldest sealed records (and markers) off the queue into {@code b}; false if there is none. Prepare held. */
+    private boolean take(Batch b) {
         long devEnd = 0;
-        int memStart = 0;
-        int memEnd = 0;
+        int n = 0;
+        int records = 0;
         log.lock.lock();
         try {
             if (log.failure != null) {
@@ -71,94 +149,107 @@ final class Flusher {
             if (s == null) {
                 return false;
             }
-            if (s.marker()) {
-                log.queue.poll();
-                log.completedSid = Math.max(log.completedSid, s.sid);
-                log.writtenEnd = Math.max(log.writtenEnd, (s.sid + 1) * SB);
-                log.signal();
-                return true;
-            }
             while (s != null && n < MAX_BATCH) {
                 if (!s.marker()) {
                     long dev = log.segOffset(log.phys(s.sid)) + (long) s.start * BS;
                     int mem = (int) Math.floorMod(s.sid, (long) log.nb) * Layout.SEGMENT_SIZE + s.start * BS;
                     int len = s.pad ? BS : (1 + s.data) * BS;
-                    if (n == 0) {
-                        devStart = dev;
-                        memStart = mem;
-                    } else if (dev != devEnd || mem != memEnd || mem + len - memStart > maxCoalesce) {
+                    if (records == 0) {
+                        if (n > 0) {
+                            break; // markers first, alone: a segment's end completes without waiting for the next write
+                        }
+                        b.devStart = dev;
+                        b.memStart = mem;
+                    } else if (dev != devEnd || mem != b.memEnd || mem + len - b.memStart > maxCoalesce) {
                         break;
                     }
                     devEnd = dev + len;
-                    memEnd = mem + len;
-                    backingFlush |= s.needsBackingFlush;
+                    b.memEnd = mem + len;
+                    records++;
                 }
-                batch[n++] = log.queue.poll();
+                b.e[n++] = log.queue.poll();
                 s = log.queue.peek();
             }
         } finally {
             log.lock.unlock();
         }
-        try {
-            // the records' data must be complete: writers copy into reserved slots after releasing
-            // the lock (see LogState.copying). Waited for here, without the lock: a sealed
-            // record gets no new reservations, so its flags only clear; waiting with the lock held
-            // stalled every writer behind a copier the scheduler had descheduled
-            for (int i = 0; i < n; i++) {
-                LogState.Sealed s = batch[i];
-                if (!s.marker()) {
-                    int copies = (int) Math.floorMod(s.sid, (long) log.nb) * SB;
-                    for (int k = s.start + 1; k <= s.start + s.data; k++) {
-                        log.awaitCopy(copies + k);
-                    }
+        b.n = n;
+        b.records = records;
+        return true;
+    }
+
+    /**
+     * Waits for the batch's copies, flushes the backing device if a record needs it, and seals the
+     * headers in record order (the CRC chain, the durable id known now). Prepare held, not lock.
+     */
+    private void seal(Batch b) throws IOException {
+        // the records' data must be complete: writers copy into reserved slots after releasing
+        // the lock (see LogState.copying). Waited for here, without the lock: a sealed
+        // record gets no new reservations, so its flags only clear; waiting with the lock held
+        // stalled every writer behind a copier the scheduler had descheduled
+        boolean backingFlush = false;
+        for (int i = 0; i < b.n; i++) {
+            LogState.Sealed s = b.e[i];
+            if (!s.marker()) {
+                backingFlush |= s.needsBackingFlush;
+                int copies = (int) Math.floorMod(s.sid, (long) log.nb) * SB;
+                for (int k = s.start + 1; k <= s.start + s.data; k++) {
+                    log.awaitCopy(copies + k);
                 }
             }
-            if (backingFlush) {
-                log.backing.flush();
+        }
+        if (backingFlush) {
+            log.backing.flush();
+        }
+        int prevCrc = lastHeaderCrc;
+        for (int i = 0; i < b.n; i++) {
+            LogState.Sealed s = b.e[i];
+            if (s.marker()) {
+                continue;
             }
-            int prevCrc = lastHeaderCrc;
-            for (int i = 0; i < n; i++) {
-                LogState.Sealed s = batch[i];
+            ByteBuffer buf = log.bufs[(int) Math.floorMod(s.sid, (long) log.nb)];
+            int base = s.start * BS;
+            int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
+            prevCrc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id,
+                    s.sid, log.lastFlushedId.get(), prevCrc, dataCrc, s.span, s.start, log.session, log.uuidHash);
+            b.crc[i] = prevCrc;
+        }
+        lastHeaderCrc = prevCrc;
+    }
+
+    /** Publishes a written batch once the batch before it has completed. */
+    private void complete(Batch b) throws IOException {
+        log.lock.lock();
+        try {
+            if (log.failure != null) {
+                log.checkFailure(); // an earlier batch failed: this one must not complete
+            }
+            if (completedTicket != b.ticket - 1) {
+                long deadline = log.deadline();
+                while (completedTicket != b.ticket - 1) {
+                    log.await(deadline, "the log write before this one"); // throws once the cache failed
+                }
+            }
+            for (int i = 0; i < b.n; i++) {
+                LogState.Sealed s = b.e[i];
                 if (s.marker()) {
+                    log.completedSid = Math.max(log.completedSid, s.sid);
+                    log.writtenEnd = Math.max(log.writtenEnd, (s.sid + 1) * SB);
                     continue;
                 }
-                ByteBuffer buf = log.bufs[(int) Math.floorMod(s.sid, (long) log.nb)];
-                int base = s.start * BS;
-                int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
-                prevCrc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id,
-                        s.sid, log.lastFlushedId.get(), prevCrc, dataCrc, s.span, s.start, log.session, log.uuidHash);
-                batchCrc[i] = prevCrc;
-            }
-            log.cache.write(devStart, log.ring.duplicate().limit(memEnd).position(memStart), 0);
-            lastHeaderCrc = prevCrc;
-            log.lock.lock();
-            try {
-                for (int i = 0; i < n; i++) {
-                    LogState.Sealed s = batch[i];
-                    if (s.marker()) {
-                        log.completedSid = Math.max(log.completedSid, s.sid);
-                        log.writtenEnd = Math.max(log.writtenEnd, (s.sid + 1) * SB);
-                        continue;
-                    }
-                    log.lastWrittenId = s.id;
-                    if (log.segSid[log.phys(s.sid)] == s.sid) {
-                        log.segLastCrc[log.phys(s.sid)] = batchCrc[i];
-                    }
-                    log.writtenEnd = Math.max(log.writtenEnd, s.sid * SB + s.start + s.span);
-                    if (s.start + s.span >= SB - 1) {
-                        stats.segmentsWritten.increment();
-                    }
+                log.lastWrittenId = s.id;
+                if (log.segSid[log.phys(s.sid)] == s.sid) {
+                    log.segLastCrc[log.phys(s.sid)] = b.crc[i];
                 }
-                log.signal();
-            } finally {
-                log.lock.unlock();
+                log.writtenEnd = Math.max(log.writtenEnd, s.sid * SB + s.start + s.span);
+                if (s.start + s.span >= SB - 1) {
+                    stats.segmentsWritten.increment();
+                }
             }
-            return true;
-        } catch (IOException e) {
-            log.fail(e);
-            throw e;
+            completedTicket = b.ticket;
+            log.signal();
         } finally {
-            Arrays.fill(batch, 0, n, null);
+            log.lock.unlock();
         }
     }
 }

@@ -53,7 +53,9 @@ import org.slf4j.LoggerFactory;
  * holding it; only memory copies to and from the buffers happen under it.</li>
  * <li>{@code recordLock} serialises superblock record updates; the group commit's seat ({@link GroupCommit})
  * serialises device flushes. Order: recordLock, then the seat, then lock. A thread holding
- * {@code lock} takes neither of the others.</li>
+ * {@code lock} takes neither of the others. The flusher threads' own {@code prepare} lock (taking
+ * and sealing batches in log order, see {@link Flusher}) is taken before {@code lock}, never
+ * while holding it.</li>
  * <li>Sealed parts of a buffer are immutable until the buffer is recycled; the open record is
  * changed only under {@code lock}. Buffers are only accessed with absolute indices.</li>
  * <li>A cache location read from the device is valid only if its segment's generation

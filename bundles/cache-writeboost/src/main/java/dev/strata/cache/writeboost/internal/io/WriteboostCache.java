@@ -16,7 +16,6 @@ import dev.strata.cache.writeboost.internal.recovery.Recovery;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,38 +51,47 @@ public final class WriteboostCache implements CacheTarget {
      * {@link #injectorRunOnce()}).
      */
     public record Options(Clock clock, int buffers, boolean backgroundWriteback, boolean backgroundRecordUpdates,
-            boolean backgroundSync, boolean sortedWriteback, boolean backgroundReadCache) {
+            boolean backgroundSync, boolean sortedWriteback, boolean backgroundReadCache, int flushers) {
+        /** Flusher threads by default: two log writes in flight (see {@link Flusher}). */
+        public static final int FLUSHERS = 2;
+
         public static Options defaults() {
-            return new Options(Clock.SYSTEM, 4, true, true, true, true, true);
+            return new Options(Clock.SYSTEM, 4, true, true, true, true, true, FLUSHERS);
         }
 
         public Options withBuffers(int n) {
             return new Options(clock, n, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback,
-                    backgroundReadCache);
+                    backgroundReadCache, flushers);
         }
 
         public Options manual() {
-            return new Options(clock, buffers, false, false, false, sortedWriteback, false);
+            return new Options(clock, buffers, false, false, false, sortedWriteback, false, flushers);
         }
 
         public Options withClock(Clock c) {
             return new Options(c, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, sortedWriteback,
-                    backgroundReadCache);
+                    backgroundReadCache, flushers);
         }
 
         public Options unsorted() {
             return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync, false,
-                    backgroundReadCache);
+                    backgroundReadCache, flushers);
         }
 
         public Options withBackgroundWriteback(boolean on) {
             return new Options(clock, buffers, on, backgroundRecordUpdates, backgroundSync, sortedWriteback,
-                    backgroundReadCache);
+                    backgroundReadCache, flushers);
         }
 
         public Options withBackgroundReadCache(boolean on) {
             return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync,
-                    sortedWriteback, on);
+                    sortedWriteback, on, flushers);
+        }
+
+        /** {@code n} flusher threads, so at most {@code n} log writes in flight (1: one at a time). */
+        public Options withFlushers(int n) {
+            return new Options(clock, buffers, backgroundWriteback, backgroundRecordUpdates, backgroundSync,
+                    sortedWriteback, backgroundReadCache, n);
         }
     }
 
@@ -94,7 +102,8 @@ public final class WriteboostCache implements CacheTarget {
     private final Recovery.Result recovered;
 
     // ---- daemons ----
-    final Daemon flusher;
+    /** The flusher threads (see {@link Options#flushers()}): each runs the same task; their writes complete in order. */
+    final Daemon[] flushers;
     final Daemon writeback;
     private final Daemon recordUpdater;
     private final Daemon dataSync;
@@ -139,7 +148,7 @@ public final class WriteboostCache implements CacheTarget {
         parts.write = new WritePath(parts);
         parts.bypass = new Bypass(parts);
         parts.read = new ReadPath(parts);
-        parts.flusher = new Flusher(parts, r.lastHeaderCrc());
+        parts.flusher = new Flusher(parts, r.lastHeaderCrc(), Math.max(1, options.flushers()));
         parts.writeback = new Writeback(parts, controllers, options.sortedWriteback());
         parts.record = new RecordUpdater(parts);
         parts.sync = new DataSync(parts);
@@ -148,8 +157,11 @@ public final class WriteboostCache implements CacheTarget {
         String dev = name == null ? "writeboost" : name;
         ReentrantLock lock = log.lock;
         Condition changed = log.changed;
-        flusher = new Daemon("strata-writeboost-" + dev + "-flusher", parts.flusher::flusherRunOnce, lock, changed, 1000,
-                () -> log.events);
+        flushers = new Daemon[Math.max(1, options.flushers())];
+        for (int i = 0; i < flushers.length; i++) {
+            flushers[i] = new Daemon("strata-writeboost-" + dev + "-flusher" + (i == 0 ? "" : "-" + (i + 1)),
+                    parts.flusher::flusherRunOnce, lock, changed, 1000, () -> log.events);
+        }
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", parts.writeback::writebackRunOnce, lock, changed,
                 100, () -> log.events);
         recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", parts.record::recordUpdaterRunOnce, lock,
@@ -256,6 +268,16 @@ public final class WriteboostCache implements CacheTarget {
         }
     }
 
+    /** The id of the last record written to the cache device (a seam for tests). */
+    long lastWrittenId() {
+        log.lock.lock();
+        try {
+            return log.lastWrittenId;
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
     /** The daemons' wake-up counter: one per signal of the log's condition (a seam for tests). */
     long events() {
         return log.events;
@@ -279,7 +301,9 @@ public final class WriteboostCache implements CacheTarget {
 
     private void startDaemons() {
         log.stopWriteback = false;
-        flusher.start();
+        for (Daemon f : flushers) {
+            f.start();
+        }
         if (options.backgroundWriteback()) {
             writeback.start();
         }
@@ -294,6 +318,12 @@ public final class WriteboostCache implements CacheTarget {
         }
     }
 
+    private void stopFlushers() {
+        for (Daemon f : flushers) {
+            f.stop();
+        }
+    }
+
     private void stopDaemons(boolean alsoFlusher) {
         parts.injector.stopInjector();
         dataSync.stop();
@@ -303,7 +333,7 @@ public final class WriteboostCache implements CacheTarget {
         log.stopWriteback = true;
         writeback.stop();
         if (alsoFlusher) {
-            flusher.stop();
+            stopFlushers();
         }
     }
 
@@ -335,7 +365,9 @@ public final class WriteboostCache implements CacheTarget {
     /** Names of the threads this target runs (for tests). */
     public List<String> runningDaemons() {
         List<String> l = new ArrayList<>();
-        for (Daemon d : List.of(flusher, writeback, recordUpdater, dataSync, injector)) {
+        List<Daemon> all = new ArrayList<>(List.of(flushers));
+        all.addAll(List.of(writeback, recordUpdater, dataSync, injector));
+        for (Daemon d : all) {
             if (d.running()) {
                 l.add(d.name());
             }
@@ -345,54 +377,7 @@ public final class WriteboostCache implements CacheTarget {
 
     @Override
     public Map<String, String> status() {
-        Map<String, String> m = new LinkedHashMap<>();
-        long lwbS;
-        long head;
-        long d;
-        int cached;
-        long used;
-        String state;
-        log.lock.lock();
-        try {
-            lwbS = log.lwb;
-            head = log.headSid;
-            d = log.dirty;
-            cached = log.map.size();
-            used = Math.max(0, Math.min(log.nSeg, head - log.reclaimSid));
-            state = log.failure != null ? "failed" : log.closed ? "closed" : log.suspended ? "suspended" : "active";
-        } finally {
-            log.lock.unlock();
-        }
-        m.put("cache_state", state);
-        m.put(CacheTarget.Keys.MODE, mode().label());
-        m.put(CacheTarget.Keys.BLOCK_SIZE, Integer.toString(BS));
-        stats.readCounters.render(m);
-        m.put("read_cache_staged", Long.toString(log.readCache.staged.sum()));
-        m.put("read_cache_injected", Long.toString(log.readCache.injected.sum()));
-        m.put("read_cache_cancelled", Long.toString(log.readCache.cancelled.sum()));
-        m.put("read_cache_dropped", Long.toString(log.readCache.dropped.sum()));
-        m.put("read_cache_sequential", Long.toString(log.readCache.sequential.sum()));
-        stats.writeCounters.render(m);
-        m.put("dirty_blocks", Long.toString(d));
-        m.put("cached_blocks", Integer.toString(cached));
-        m.put("capacity_blocks", Long.toString((long) log.nSeg * Layout.MAX_DATA));
-        m.put("segments_used", Long.toString(used));
-        m.put("segments_total", Integer.toString(log.nSeg));
-        m.put("head_segment", Long.toString(head));
-        m.put("written_back_segment", Long.toString(lwbS));
-        stats.writebackCounters.render(m);
-        m.put("writeback_rate_blocks_per_s", Long.toString(stats.wbRateBlocksPerSec));
-        m.put("writeback_error", stats.lastWritebackError);
-        stats.logCounters.render(m);
-        stats.readLatency.render(m);
-        stats.writeLatency.render(m);
-        stats.flushLatency.render(m);
-        m.putAll(log.tunables().asMap());
-        m.putAll(parts.writeback.controller.status());
-        if (log.failure != null) {
-            m.put("error", log.failure.getMessage());
-        }
-        return m;
+        return StatusKeys.render(parts, mode().label());
     }
 
     @Override
@@ -458,7 +443,7 @@ public final class WriteboostCache implements CacheTarget {
                 err = e;
             }
         }
-        flusher.stop();
+        stopFlushers();
         log.lock.lock();
         try {
             log.suspended = true;

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Timeout;
  * (of at most half the log buffers): while one log write is held back by the device, the records
  * sealed meanwhile (the rest of a segment after a FLUSH-sealed partial record, then whole
  * segments) go out as few large writes, and what they wrote recovers exactly (headers chained,
- * data at the right places). A failed coalesced write fails the cache.
+ * data at the right places). A failed coalesced write fails the cache. (One flusher thread here:
+ * what two writes in flight do is FlusherPipelineTest's.)
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FlusherCoalescingTest {
@@ -39,6 +40,8 @@ class FlusherCoalescingTest {
         final MemDevice d = new MemDevice("cache", 33L * MIB); // 32 segments
         final CountDownLatch firstLogWrite = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
+        /** Counted down when the second log write has reached the device (FlusherPipelineTest). */
+        final CountDownLatch secondWritten = new CountDownLatch(1);
         final List<long[]> logWrites = new ArrayList<>();
         volatile boolean failLog;
 
@@ -67,6 +70,13 @@ class FlusherCoalescingTest {
                 }
             }
             d.write(o, b, f);
+            if (o >= Layout.FIRST_SEGMENT_OFFSET) {
+                synchronized (this) {
+                    if (logWrites.size() >= 2) {
+                        secondWritten.countDown();
+                    }
+                }
+            }
         }
         public void flush() throws IOException { d.flush(); }
         public void discard(long o, long l) throws IOException { d.discard(o, l); }
@@ -141,7 +151,7 @@ class FlusherCoalescingTest {
         HeldCache cache = new HeldCache();
         MemDevice backing = new MemDevice("backing", 64L * MIB);
         WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, T,
-                WriteboostCache.Options.defaults().manual().withBuffers(buffers), null);
+                WriteboostCache.Options.defaults().manual().withBuffers(buffers).withFlushers(1), null);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         MemDevice image;
         List<long[]> w;
@@ -187,7 +197,7 @@ class FlusherCoalescingTest {
         HeldCache cache = new HeldCache();
         MemDevice backing = new MemDevice("backing", 64L * MIB);
         WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, T,
-                WriteboostCache.Options.defaults().manual(), null);
+                WriteboostCache.Options.defaults().manual().withFlushers(1), null);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         try {
             List<Future<?>> flushes = new ArrayList<>();

@@ -1,0 +1,91 @@
+package dev.strata.cache.writeboost.internal.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.strata.cache.writeboost.internal.io.FlusherCoalescingTest.HeldCache;
+import dev.strata.cache.writeboost.internal.testing.MemDevice;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Two flusher threads (the default): while one log write is held by the device, the next sealed
+ * records are written meanwhile (two writes in flight), but nothing counts as written, and no
+ * FLUSH returns, until the held write has completed: completion stays in log order. Everything
+ * recovers exactly afterwards.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FlusherPipelineTest {
+    static final int MIB = 1 << 20;
+    static final int BS = 4096;
+
+    @Test
+    void aSecondWriteGoesOutWhileTheFirstIsHeldButCompletesAfterIt() throws Exception {
+        HeldCache cache = new HeldCache();
+        MemDevice backing = new MemDevice("backing", 64L * MIB);
+        WriteboostCache.Options o = WriteboostCache.Options.defaults().manual();
+        assertEquals(2, o.flushers(), "two flusher threads by default");
+        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T, o, null);
+        ExecutorService ex = Executors.newSingleThreadExecutor();
+        MemDevice image;
+        int n;
+        try {
+            long before = wb.lastWrittenId();
+            int i = 0;
+            for (; i < 5; i++) {
+                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
+            }
+            Future<?> first = ex.submit(() -> {
+                wb.flush(); // seals the 5-block record: the first log write, held
+                return null;
+            });
+            assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
+            // the rest of segment 0 and segment 1: sealed while the first write is held
+            for (; i < 5 + 249 + 255; i++) {
+                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
+            }
+            n = i;
+            assertTrue(cache.secondWritten.await(60, TimeUnit.SECONDS), "a second log write goes out while the first is held");
+            assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
+            assertFalse(first.isDone(), "the FLUSH covering the held record has not returned");
+            cache.release.countDown();
+            first.get(60, TimeUnit.SECONDS);
+            wb.flush();
+            List<long[]> w = cache.writes();
+            assertEquals(6L * BS, w.get(0)[1], "the FLUSH-sealed record: header and 5 blocks");
+            long total = 0;
+            for (int k = 0; k < w.size(); k++) {
+                if (k > 0) {
+                    assertEquals(w.get(k - 1)[0] + w.get(k - 1)[1], w.get(k)[0], "log write " + k + " continues the previous one");
+                }
+                total += w.get(k)[1];
+            }
+            assertEquals(2L * 256 * BS, total, "segments 0 and 1 written exactly once");
+            image = cache.d.crash(new Random(1)); // everything was flushed: it must all survive
+            wb.close();
+        } finally {
+            cache.release.countDown();
+            ex.shutdownNow();
+        }
+        WriteboostCache re = WriteboostCache.open("wb", backing, image, false, FlusherCoalescingTest.T,
+                WriteboostCache.Options.defaults().manual(), null);
+        try {
+            for (int k = 0; k < n; k++) {
+                ByteBuffer b = ByteBuffer.allocate(BS);
+                re.read(FlusherCoalescingTest.blockOf(k) * BS, b);
+                assertArrayEquals(FlusherCoalescingTest.content(k), b.array(), "block " + k + " after recovery");
+            }
+        } finally {
+            re.close();
+        }
+    }
+}

@@ -81,7 +81,7 @@ final class Committer {
     void commitLocked() throws IOException {
         failure.check();
         List<CacheState.SectorRun> runs;
-        List<InFlight.Write> writes;
+        long writes;
         int[] superseded;
         boolean forward;
         long next;
@@ -91,13 +91,13 @@ final class Committer {
             boolean needed = state.uncommitted > 0 || state.hasDirtySectors() || state.pendingCount() > 0;
             if (!needed) {
                 runs = null;
-                writes = List.of();
+                writes = 0;
                 superseded = new int[0];
                 next = state.current;
             } else {
                 state.noteSnapshot(state.current);
                 runs = state.takeDirtySectors();
-                writes = inFlight.snapshot();
+                writes = inFlight.lastTicket();
                 superseded = state.takePending();
                 next = state.current + 1;
                 state.current = next;
@@ -109,11 +109,11 @@ final class Committer {
                 try {
                     writeRuns(runs);
                     if (order == Options.CommitOrder.WAIT_THEN_FLUSH) {
-                        InFlight.awaitAll(writes);
+                        inFlight.awaitUpTo(writes);
                     }
                     cache.flush();
                     if (order == Options.CommitOrder.FLUSH_THEN_WAIT) {
-                        InFlight.awaitAll(writes);
+                        inFlight.awaitUpTo(writes);
                     }
                     Superblock sb = superblock.withSeqCount(next);
                     cache.write(0, sb.encode(), BlockDevice.FUA);
@@ -212,7 +212,7 @@ final class Committer {
         }
         // a forgotten slot may still have a data write in flight (a dropped, uncommitted copy):
         // it must land before the slot can be handed to another block
-        InFlight.awaitAll(inFlight.snapshot());
+        inFlight.awaitUpTo(inFlight.lastTicket());
         synchronized (state) {
             for (int i = 0; i < n; i++) {
                 state.releaseOrDefer(forgotten[i]);

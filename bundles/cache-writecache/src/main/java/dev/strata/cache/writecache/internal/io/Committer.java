@@ -15,10 +15,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Commit order (dm-writecache SSD mode, with the 2020 fix)</h2>
  * <ol>
- * <li>under the state lock: encode the changed metadata sectors, snapshot the in-flight data
- *     writes and the older copies superseded, advance the in-memory seq_count;
+ * <li>under the state lock: encode the changed metadata sectors, note the in-flight registry's
+ *     last ticket (every data write registered so far) and the older copies superseded, advance
+ *     the in-memory seq_count;
  * <li>write the changed metadata;
- * <li><b>wait for every data write of the snapshot</b> (the metadata may name slots whose data
+ * <li><b>wait for every data write up to that ticket</b> (the metadata may name slots whose data
  *     is still on its way);
  * <li>flush the cache device;
  * <li>write the superblock with the next seq_count, FUA (durable);

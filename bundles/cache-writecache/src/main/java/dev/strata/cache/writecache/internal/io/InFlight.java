@@ -190,6 +190,11 @@ final class InFlight {
         awaitOne(e, e.ticket());
     }
 
+    /** As {@link #await(Entry)} for the write {@code e} had as {@code ticket} (done if it has moved on since). */
+    void await(Entry e, long ticket) throws IOException {
+        awaitOne(e, ticket);
+    }
+
     private void awaitOne(Entry e, long t) throws IOException {
         boolean mine;
         synchronized (e) {

@@ -199,9 +199,11 @@ final class WritePath {
                         fuaWrites.add(e);
                         handedOff = true;
                         if (fuaPool != null) {
+                            // by ticket: the entry may be given back and reused before the pool gets to it
+                            long ticket = e.ticket();
                             fuaPool.execute(() -> {
                                 try {
-                                    inFlight.await(e);
+                                    inFlight.await(e, ticket);
                                 } catch (IOException ignored) {
                                     // the writer sees the failure when it waits for the write
                                 }

@@ -213,7 +213,7 @@ final class Committer {
         }
         // a forgotten slot may still have a data write in flight (a dropped, uncommitted copy):
         // it must land before the slot can be handed to another block
-        inFlight.awaitUpTo(inFlight.lastTicket());
+        inFlight.awaitOverlapping(Integer.MIN_VALUE, Integer.MAX_VALUE, inFlight.lastTicket());
         synchronized (state) {
             for (int i = 0; i < n; i++) {
                 state.releaseOrDefer(forgotten[i]);

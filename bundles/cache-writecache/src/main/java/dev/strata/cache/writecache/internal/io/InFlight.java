@@ -84,7 +84,9 @@ final class InFlight {
     private Entry[] free = new Entry[16];
     private int spare;
     private long tickets;
-    private volatile Throwable failed;
+    /** The first data write that failed, by ticket (Long.MAX_VALUE: none). */
+    private Throwable failed;
+    private long failedTicket = Long.MAX_VALUE;
 
     /** An entry for a new write, its pieces empty; register it once they are filled in. */
     synchronized Entry take(Body body) {
@@ -152,9 +154,20 @@ final class InFlight {
         return tickets;
     }
 
-    /** Runs (if nobody has) and waits for every write registered up to {@code ticket}. */
+    /**
+     * Runs (if nobody has) and waits for every write registered up to {@code ticket}, and fails
+     * if any of them failed — also one whose writer has given its entry back (a commit must not
+     * name slots whose data write failed).
+     */
     void awaitUpTo(long ticket) throws IOException {
         awaitOverlapping(Integer.MIN_VALUE, Integer.MAX_VALUE, ticket);
+        Throwable f;
+        synchronized (this) {
+            f = failedTicket <= ticket ? failed : null;
+        }
+        if (f != null) {
+            rethrow(f);
+        }
     }
 
     /** Runs (if nobody has) and waits for every write up to {@code ticket} touching slots {@code [from, to]}. */
@@ -175,13 +188,9 @@ final class InFlight {
                 }
             }
             if (e == null) {
-                break;
+                return;
             }
             awaitOne(e, t);
-        }
-        Throwable f = failed;
-        if (f != null) {
-            rethrow(f);
         }
     }
 
@@ -209,7 +218,12 @@ final class InFlight {
                 e.body.run(e);
             } catch (IOException | RuntimeException | Error x) {
                 f = x;
-                failed = x;
+                synchronized (this) {
+                    if (t < failedTicket) {
+                        failedTicket = t;
+                        failed = x;
+                    }
+                }
             }
             boolean orphan;
             synchronized (e) {

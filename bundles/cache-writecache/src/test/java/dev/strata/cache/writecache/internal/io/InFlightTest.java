@@ -111,8 +111,11 @@ class InFlightTest {
     }
 
     @Test
-    void aFailureReachesACommitAfterTheWriterGaveTheEntryBack() {
+    void aFailureReachesACommitAfterTheWriterGaveTheEntryBack() throws Exception {
         IOException boom = new IOException("cache device gone");
+        InFlight.Entry fine = inFlight.take(recording("fine"));
+        inFlight.register(fine, 2, 2);
+        long beforeFailure = inFlight.lastTicket();
         InFlight.Entry e = inFlight.take(x -> {
             throw boom;
         });
@@ -120,6 +123,10 @@ class InFlightTest {
         assertSame(boom, assertThrows(IOException.class, () -> inFlight.await(e)));
         inFlight.release(e);
         assertSame(boom, assertThrows(IOException.class, () -> inFlight.awaitUpTo(Long.MAX_VALUE)));
+        inFlight.awaitUpTo(beforeFailure); // a commit from before the failed write is not failed by it
+        assertEquals(1, ran.size());
+        // a later reader of other slots is not failed by it either (the failure latch does that)
+        inFlight.awaitOverlapping(0, 2, Long.MAX_VALUE);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.strata.cache.writecache.internal.io;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -59,11 +60,48 @@ class RequestAllocationTest {
             }
             double perWrite = (double) writeBytes / requests;
             double perRead = (double) readBytes / requests;
-            assertTrue(perWrite < MAX_BYTES_PER_REQUEST,
-                    "4 KiB writes allocated " + writeBytes + " bytes for " + requests + " (" + perWrite + " per write)");
-            assertTrue(perRead < MAX_BYTES_PER_REQUEST,
-                    "4 KiB read hits allocated " + readBytes + " bytes for " + requests + " (" + perRead + " per read)");
+            String writes = "4 KiB writes allocated " + writeBytes + " bytes for " + requests + " (" + perWrite + " per write)";
+            String reads = "4 KiB read hits allocated " + readBytes + " bytes for " + requests + " (" + perRead + " per read)";
+            assertAll(() -> assertTrue(perWrite < MAX_BYTES_PER_REQUEST, writes),
+                    () -> assertTrue(perRead < MAX_BYTES_PER_REQUEST, reads));
             assertTrue(t.status().get("read_hits").equals(Long.toString(requests * 2)), t.status().get("read_hits"));
+        }
+    }
+
+    /**
+     * Writes that take a new slot (a committed block's newer copy, an uncached block) allocate
+     * nothing either: the commits between them are not counted, only the writes.
+     */
+    @Test
+    void writesToNewSlotsAllocateNothingPerRequest() throws Exception {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        WritebackAllocationTest.Ram backing = new WritebackAllocationTest.Ram(64L << 20);
+        WritebackAllocationTest.Ram cache = new WritebackAllocationTest.Ram(WritecacheSubject.cacheBytes(SLOTS, BS));
+        try (WritecacheTarget t = Recovery.open("wc", backing, cache, null, 0, false, Tunables.DEFAULTS,
+                Options.defaults().manual())) {
+            ByteBuffer data = ByteBuffer.allocate(BS);
+            long tid = Thread.currentThread().getId();
+            long bytes = 0;
+            long requests = 0;
+            int distinct = 512;
+            for (int round = 0; round < ROUNDS; round++) {
+                for (int i = 0; i < BLOCKS; i++) {
+                    long b = (long) round * BLOCKS + i; // each block once per distinct/BLOCKS rounds
+                    long before = mx.getThreadAllocatedBytes(tid);
+                    t.write((b % distinct) * BS, data.clear(), 0);
+                    long after = mx.getThreadAllocatedBytes(tid);
+                    if (round >= ROUNDS / 2) {
+                        bytes += after - before;
+                        requests++;
+                    }
+                }
+                t.flush();
+            }
+            double perWrite = (double) bytes / requests;
+            assertTrue(perWrite < MAX_BYTES_PER_REQUEST,
+                    "4 KiB writes to new slots allocated " + bytes + " bytes for " + requests + " (" + perWrite + " per write)");
+            assertTrue(Long.parseLong(t.status().get("write_hits_committed")) >= requests,
+                    "the writes took new slots for committed blocks: " + t.status().get("write_hits_committed"));
         }
     }
 }

@@ -15,10 +15,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Commit order (dm-writecache SSD mode, with the 2020 fix)</h2>
  * <ol>
- * <li>under the state lock: encode the changed metadata sectors, snapshot the in-flight data
- *     writes and the older copies superseded, advance the in-memory seq_count;
+ * <li>under the state lock: encode the changed metadata sectors, note the in-flight registry's
+ *     last ticket (every data write registered so far) and the older copies superseded, advance
+ *     the in-memory seq_count;
  * <li>write the changed metadata;
- * <li><b>wait for every data write of the snapshot</b> (the metadata may name slots whose data
+ * <li><b>wait for every data write up to that ticket</b> (the metadata may name slots whose data
  *     is still on its way);
  * <li>flush the cache device;
  * <li>write the superblock with the next seq_count, FUA (durable);
@@ -81,7 +82,7 @@ final class Committer {
     void commitLocked() throws IOException {
         failure.check();
         List<CacheState.SectorRun> runs;
-        List<InFlight.Write> writes;
+        long writes;
         int[] superseded;
         boolean forward;
         long next;
@@ -91,13 +92,13 @@ final class Committer {
             boolean needed = state.uncommitted > 0 || state.hasDirtySectors() || state.pendingCount() > 0;
             if (!needed) {
                 runs = null;
-                writes = List.of();
+                writes = 0;
                 superseded = new int[0];
                 next = state.current;
             } else {
                 state.noteSnapshot(state.current);
                 runs = state.takeDirtySectors();
-                writes = inFlight.snapshot();
+                writes = inFlight.lastTicket();
                 superseded = state.takePending();
                 next = state.current + 1;
                 state.current = next;
@@ -109,11 +110,11 @@ final class Committer {
                 try {
                     writeRuns(runs);
                     if (order == Options.CommitOrder.WAIT_THEN_FLUSH) {
-                        InFlight.awaitAll(writes);
+                        inFlight.awaitUpTo(writes);
                     }
                     cache.flush();
                     if (order == Options.CommitOrder.FLUSH_THEN_WAIT) {
-                        InFlight.awaitAll(writes);
+                        inFlight.awaitUpTo(writes);
                     }
                     Superblock sb = superblock.withSeqCount(next);
                     cache.write(0, sb.encode(), BlockDevice.FUA);
@@ -212,7 +213,7 @@ final class Committer {
         }
         // a forgotten slot may still have a data write in flight (a dropped, uncommitted copy):
         // it must land before the slot can be handed to another block
-        InFlight.awaitAll(inFlight.snapshot());
+        inFlight.awaitOverlapping(Integer.MIN_VALUE, Integer.MAX_VALUE, inFlight.lastTicket());
         synchronized (state) {
             for (int i = 0; i < n; i++) {
                 state.releaseOrDefer(forgotten[i]);

@@ -2,125 +2,268 @@ package dev.strata.cache.writecache.internal.io;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 
 /**
  * The data writes to cache slots that are registered but not finished. A write registers its
  * data write under the state lock, in the same step that points the index at the slots; a commit
- * snapshots the registry there and waits for every write in it before flushing the cache device
- * (the 2020 dm-writecache fix: metadata may name slots whose data is still on its way).
+ * notes the last ticket there ({@link #lastTicket}) and waits for every write up to it before
+ * flushing the cache device (the 2020 dm-writecache fix: metadata may name slots whose data is
+ * still on its way).
  *
- * <p>Each data write is a {@link FutureTask}: whoever waits for it first runs it if nobody has
- * started it yet ({@link FutureTask#run} does nothing for a task already started), so a writer,
- * a commit or a reader that needs the slot never waits for a thread that is not coming.
+ * <p>Whoever waits for a data write first runs it if nobody has started it yet (an entry is
+ * claimed once, under its own monitor), so a writer, a commit or a reader that needs the slot
+ * never waits for a thread that is not coming.
  *
- * <p>The registry is a small array under this object's own monitor (held only for a register or
- * a look at the registry, never for I/O, and nested inside the state lock at most): a finished
- * write is not taken out — deregistration needs no lock, so waiting for a write never deadlocks
- * with either lock — but skipped, and dropped when the array fills up or the registry is
- * looked at. A concurrent skip list with an entry put and removed per request cost a tenth of
- * a 512-byte write's CPU time in the seed table's profile.
+ * <p>Entries are reused, not allocated per write (the developers' guide: nothing per request on
+ * the hot path): the writer that registered an entry {@link #release}s it once it has seen the
+ * write finish, and a reused entry gets a new ticket, so a waiter that remembered (entry,
+ * ticket) knows its write is done when the ticket has moved on. The registry is a small array
+ * under this object's monitor, held only to register, release or look, never for I/O or a wait,
+ * and nested inside the state lock at most — waiting for a write never deadlocks with either
+ * lock. A data write that failed leaves its failure here too: a commit whose write was released
+ * before the commit looked still sees it (the cache device's failure latch is set as well).
  */
 final class InFlight {
-    /** A registered data write touching slots {@code [firstSlot, lastSlot]} (one or more runs in that span). */
-    record Write(long ticket, FutureTask<Void> task, int firstSlot, int lastSlot) {
-        boolean overlaps(int from, int to) {
-            return firstSlot <= to && from <= lastSlot;
+    private static final int NEW = 0;
+    private static final int RUNNING = 1;
+    private static final int DONE = 2;
+
+    /** A data write's body: what {@link #run} does once. */
+    interface Body {
+        void run(Entry e) throws IOException;
+    }
+
+    /**
+     * One registered data write touching slots {@code [firstSlot, lastSlot]}; the fields after
+     * {@code lastSlot} are the writer's own (its pieces), kept for the next write that takes it.
+     */
+    static final class Entry {
+        private Body body;
+        private long ticket;
+        private int state = DONE;
+        private Throwable failure;
+        /** Released by its writer before it finished (an interrupted wait): its runner gives it back. */
+        private boolean orphan;
+        int firstSlot;
+        int lastSlot;
+        // the writer's pieces: count blocks of the data at srcOffset, to slots from slot (-1: around)
+        int pieces;
+        int[] slot = new int[4];
+        long[] block = new long[4];
+        int[] count = new int[4];
+        int[] srcOffset = new int[4];
+        java.nio.ByteBuffer data;
+        int base;
+
+        void addPiece(int s, long b, int n, int src) {
+            if (pieces == slot.length) {
+                int m = pieces * 2;
+                slot = Arrays.copyOf(slot, m);
+                block = Arrays.copyOf(block, m);
+                count = Arrays.copyOf(count, m);
+                srcOffset = Arrays.copyOf(srcOffset, m);
+            }
+            slot[pieces] = s;
+            block[pieces] = b;
+            count[pieces] = n;
+            srcOffset[pieces++] = src;
+        }
+
+        long ticket() {
+            synchronized (this) {
+                return ticket;
+            }
         }
     }
 
-    /** Registered writes, finished ones among them until {@link #compact}: {@code [0, count)}. */
-    private Write[] writes = new Write[64];
+    /** Registered, unreleased entries (finished ones among them): {@code [0, count)}. */
+    private Entry[] writes = new Entry[16];
     private int count;
+    /** Released entries, ready for reuse: {@code [0, spare)}. */
+    private Entry[] free = new Entry[16];
+    private int spare;
     private long tickets;
+    /** The first data write that failed, by ticket (Long.MAX_VALUE: none). */
+    private Throwable failed;
+    private long failedTicket = Long.MAX_VALUE;
 
-    /** Registers {@code body}, touching slots {@code [firstSlot, lastSlot]}; it counts as deregistered once done. */
-    Write register(IoBody body, int firstSlot, int lastSlot) {
-        FutureTask<Void> task = new FutureTask<>(() -> {
-            body.run();
-            return null;
-        });
+    /** An entry for a new write, its pieces empty; register it once they are filled in. */
+    synchronized Entry take(Body body) {
+        Entry e;
+        if (spare > 0) {
+            e = free[--spare];
+            free[spare] = null;
+        } else {
+            e = new Entry();
+        }
+        e.body = body;
+        e.pieces = 0;
+        return e;
+    }
+
+    /** Registers {@code e}, touching slots {@code [firstSlot, lastSlot]} (under the state lock). */
+    synchronized void register(Entry e, int firstSlot, int lastSlot) {
+        if (count == writes.length) {
+            writes = Arrays.copyOf(writes, count * 2);
+        }
+        synchronized (e) {
+            e.ticket = ++tickets;
+            e.state = NEW;
+            e.orphan = false;
+            e.failure = null;
+            e.firstSlot = firstSlot;
+            e.lastSlot = lastSlot;
+        }
+        writes[count++] = e;
+    }
+
+    /**
+     * Gives back an entry its writer took. One not finished yet (its writer's wait was
+     * interrupted, or it failed before waiting) stays registered — a commit still waits for it or
+     * runs it — and whoever finishes it gives it back.
+     */
+    void release(Entry e) {
+        synchronized (e) {
+            if (e.state != DONE) {
+                e.orphan = true;
+                return;
+            }
+        }
+        recycle(e);
+    }
+
+    private synchronized void recycle(Entry e) {
+        for (int i = 0; i < count; i++) {
+            if (writes[i] == e) {
+                writes[i] = writes[--count];
+                writes[count] = null;
+                break;
+            }
+        }
+        e.data = null;
+        e.body = null;
+        if (spare == free.length) {
+            free = Arrays.copyOf(free, spare * 2);
+        }
+        free[spare++] = e;
+    }
+
+    /** The ticket of the last write registered: {@link #awaitUpTo} it waits for all registered so far. */
+    synchronized long lastTicket() {
+        return tickets;
+    }
+
+    /**
+     * Runs (if nobody has) and waits for every write registered up to {@code ticket}, and fails
+     * if any of them failed — also one whose writer has given its entry back (a commit must not
+     * name slots whose data write failed).
+     */
+    void awaitUpTo(long ticket) throws IOException {
+        awaitOverlapping(Integer.MIN_VALUE, Integer.MAX_VALUE, ticket);
+        Throwable f;
         synchronized (this) {
-            if (count == writes.length) {
-                compact();
-                if (count > writes.length / 2) {
-                    writes = Arrays.copyOf(writes, writes.length * 2);
+            f = failedTicket <= ticket ? failed : null;
+        }
+        if (f != null) {
+            rethrow(f);
+        }
+    }
+
+    /** Runs (if nobody has) and waits for every write up to {@code ticket} touching slots {@code [from, to]}. */
+    void awaitOverlapping(int from, int to, long ticket) throws IOException {
+        while (true) {
+            Entry e = null;
+            long t = 0;
+            synchronized (this) {
+                for (int i = 0; i < count; i++) {
+                    Entry w = writes[i];
+                    synchronized (w) {
+                        if (w.state != DONE && w.ticket <= ticket && w.firstSlot <= to && from <= w.lastSlot) {
+                            e = w;
+                            t = w.ticket;
+                            break;
+                        }
+                    }
                 }
             }
-            Write w = new Write(++tickets, task, firstSlot, lastSlot);
-            writes[count++] = w;
-            return w;
+            if (e == null) {
+                return;
+            }
+            awaitOne(e, t);
         }
     }
 
-    /** Drops the finished writes. */
-    private void compact() {
-        int k = 0;
-        for (int i = 0; i < count; i++) {
-            if (!writes[i].task().isDone()) {
-                writes[k++] = writes[i];
+    /** Runs (if nobody has) and waits for {@code e}'s write (its writer's own wait); its failure is rethrown as it was. */
+    void await(Entry e) throws IOException {
+        awaitOne(e, e.ticket());
+    }
+
+    /** As {@link #await(Entry)} for the write {@code e} had as {@code ticket} (done if it has moved on since). */
+    void await(Entry e, long ticket) throws IOException {
+        awaitOne(e, ticket);
+    }
+
+    private void awaitOne(Entry e, long t) throws IOException {
+        boolean mine;
+        synchronized (e) {
+            mine = e.ticket == t && e.state == NEW;
+            if (mine) {
+                e.state = RUNNING;
             }
         }
-        Arrays.fill(writes, k, count, null);
-        count = k;
-    }
-
-    /** Everything registered and not finished now (the commit's snapshot). */
-    synchronized List<Write> snapshot() {
-        compact();
-        return new ArrayList<>(Arrays.asList(writes).subList(0, count));
-    }
-
-    /** The registered, unfinished writes touching slots {@code [from, to]}. */
-    synchronized List<Write> overlapping(int from, int to) {
-        List<Write> out = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            Write w = writes[i];
-            if (w.overlaps(from, to) && !w.task().isDone()) {
-                out.add(w);
+        if (mine) {
+            Throwable f = null;
+            try {
+                e.body.run(e);
+            } catch (IOException | RuntimeException | Error x) {
+                f = x;
+                synchronized (this) {
+                    if (t < failedTicket) {
+                        failedTicket = t;
+                        failed = x;
+                    }
+                }
+            }
+            boolean orphan;
+            synchronized (e) {
+                e.failure = f;
+                e.state = DONE;
+                orphan = e.orphan;
+                e.notifyAll();
+            }
+            if (orphan) {
+                recycle(e);
+                return;
             }
         }
-        return out;
-    }
-
-    synchronized boolean isEmpty() {
-        compact();
-        return count == 0;
-    }
-
-    /** Runs (if nobody has) and waits for {@code w}; its failure is rethrown as it was. */
-    static void await(Write w) throws IOException {
-        w.task().run();
-        try {
-            w.task().get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for a cache write");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof IOException io) {
-                throw io;
+        Throwable f;
+        synchronized (e) {
+            while (e.ticket == t && e.state != DONE) {
+                try {
+                    e.wait();
+                } catch (InterruptedException x) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting for a cache write");
+                }
             }
-            if (c instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new IOException(c);
+            f = e.ticket == t ? e.failure : null;
+        }
+        if (f != null) {
+            rethrow(f);
         }
     }
 
-    static void awaitAll(List<Write> ws) throws IOException {
-        for (Write w : ws) {
-            await(w);
+    private static void rethrow(Throwable f) throws IOException {
+        if (f instanceof IOException io) {
+            throw io;
         }
-    }
-
-    /** A data write's body. */
-    @FunctionalInterface
-    interface IoBody {
-        void run() throws IOException;
+        if (f instanceof RuntimeException re) {
+            throw re;
+        }
+        if (f instanceof Error er) {
+            throw er;
+        }
+        throw new IOException(f);
     }
 }

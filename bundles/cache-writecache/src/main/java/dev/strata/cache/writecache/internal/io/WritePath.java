@@ -3,7 +3,6 @@ package dev.strata.cache.writecache.internal.io;
 import dev.strata.api.BlockDevice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -63,16 +62,15 @@ final class WritePath {
         this.bs = state.layout.blockSize();
     }
 
-    /** A piece of a write: {@code count} blocks of the source at {@code srcOffset}, to slots from {@code slot} (-1: around). */
-    private record Piece(int slot, long block, int count, int srcOffset) {
-    }
+    /** The data write of an entry {@link #writeBlocks} filled in (one object, not one per write). */
+    private final InFlight.Body slotsBody = this::writeSlots;
 
     /**
      * Writes whole blocks {@code [block, block + count)} from {@code src} (position at the first
      * byte). Data writes to the cache of a FUA request are left in {@code fuaWrites} for the
-     * caller's commit to wait for.
+     * caller's commit to wait for and release ({@code null} without FUA).
      */
-    void writeBlocks(long block, int count, ByteBuffer src, int flags, boolean around, List<InFlight.Write> fuaWrites)
+    void writeBlocks(long block, int count, ByteBuffer src, int flags, boolean around, List<InFlight.Entry> fuaWrites)
             throws IOException {
         boolean fua = (flags & BlockDevice.FUA) != 0;
         if (around) {
@@ -81,9 +79,12 @@ final class WritePath {
         }
         int done = 0;
         while (done < count) {
-            List<Piece> pieces = new ArrayList<>(1);
+            // the pieces go straight into a reused registry entry: nothing allocated per request
+            InFlight.Entry e = inFlight.take(slotsBody);
+            boolean handedOff = false;
             boolean blocked = false;
-            InFlight.Write write = null;
+            boolean registered = false;
+            boolean anyAround = false;
             int lane = -1;
             try {
                 synchronized (state) {
@@ -150,7 +151,7 @@ final class WritePath {
                                 runCount++;
                             } else {
                                 if (runCount > 0) {
-                                    pieces.add(new Piece(runSlot, runBlock, runCount, runSrc));
+                                    e.addPiece(runSlot, runBlock, runCount, runSrc);
                                 }
                                 runSlot = sl;
                                 runBlock = b + i;
@@ -161,7 +162,7 @@ final class WritePath {
                         done += n;
                     }
                     if (runCount > 0) {
-                        pieces.add(new Piece(runSlot, runBlock, runCount, runSrc));
+                        e.addPiece(runSlot, runBlock, runCount, runSrc);
                     }
                     // once per request, not per block: an add is a CAS on a shared line
                     if (hitsUncommitted > 0) {
@@ -173,57 +174,64 @@ final class WritePath {
                     if (allocated > 0) {
                         counters.writesAllocated.add(allocated);
                     }
-                    List<Piece> cached = pieces;
                     int lo = Integer.MAX_VALUE;
                     int hi = -1;
-                    for (int i = 0; i < pieces.size(); i++) {
-                        Piece p = pieces.get(i);
-                        if (p.slot < 0) {
-                            cached = null; // some went around: filter (rare; no copy on the common path)
+                    for (int i = 0; i < e.pieces; i++) {
+                        if (e.slot[i] < 0) {
+                            anyAround = true;
                         } else {
-                            lo = Math.min(lo, p.slot);
-                            hi = Math.max(hi, p.slot + p.count - 1);
+                            lo = Math.min(lo, e.slot[i]);
+                            hi = Math.max(hi, e.slot[i] + e.count[i] - 1);
                         }
                     }
-                    if (cached == null) {
-                        cached = new ArrayList<>();
-                        for (Piece p : pieces) {
-                            if (p.slot >= 0) {
-                                cached.add(p);
-                            }
-                        }
-                    }
-                    if (!cached.isEmpty()) {
-                        List<Piece> mine = cached;
-                        ByteBuffer data = src.duplicate();
-                        int base = src.position();
-                        write = inFlight.register(() -> writeSlots(mine, data, base), lo, hi);
+                    if (hi >= 0) {
+                        // the caller's buffer itself when this thread does nothing else with it until
+                        // the data write is done (its position and limit are restored); a view of it
+                        // when the write runs on while this thread goes on (FUA, pieces around)
+                        e.data = fua || anyAround ? src.duplicate() : src;
+                        e.base = src.position();
+                        inFlight.register(e, lo, hi);
+                        registered = true;
                     }
                 }
-                for (Piece p : pieces) {
-                    if (p.slot < 0) {
-                        ByteBuffer part = src.slice(src.position() + p.srcOffset, p.count * bs);
-                        aroundWrite(p.block * bs, part, fua ? BlockDevice.FUA : 0);
-                        if (!fua) {
-                            synchronized (state) {
-                                state.forwardFlush = true;
-                            }
-                        }
-                    }
-                }
-                if (write != null) {
+                if (registered) {
                     if (fua) {
+                        fuaWrites.add(e);
+                        handedOff = true;
                         if (fuaPool != null) {
-                            fuaPool.execute(write.task());
+                            // by ticket: the entry may be given back and reused before the pool gets to it
+                            long ticket = e.ticket();
+                            fuaPool.execute(() -> {
+                                try {
+                                    inFlight.await(e, ticket);
+                                } catch (IOException ignored) {
+                                    // the writer sees the failure when it waits for the write
+                                }
+                            });
                         }
-                        fuaWrites.add(write);
                     } else {
-                        InFlight.await(write);
+                        inFlight.await(e);
+                    }
+                }
+                if (anyAround) {
+                    for (int i = 0; i < e.pieces; i++) {
+                        if (e.slot[i] < 0) {
+                            ByteBuffer part = src.slice(src.position() + e.srcOffset[i], e.count[i] * bs);
+                            aroundWrite(e.block[i] * bs, part, fua ? BlockDevice.FUA : 0);
+                            if (!fua) {
+                                synchronized (state) {
+                                    state.forwardFlush = true;
+                                }
+                            }
+                        }
                     }
                 }
             } finally {
                 if (lane >= 0) {
                     releaseLane(lane);
+                }
+                if (!handedOff) {
+                    inFlight.release(e);
                 }
             }
             if (blocked) {
@@ -269,14 +277,24 @@ final class WritePath {
         }
     }
 
-    private void writeSlots(List<Piece> pieces, ByteBuffer data, int base) throws IOException {
+    /** An entry's data write: its pieces that have slots, each one write to the cache device. */
+    private void writeSlots(InFlight.Entry e) throws IOException {
+        ByteBuffer d = e.data;
+        int pos = d.position();
+        int lim = d.limit();
         try {
-            for (Piece p : pieces) {
-                cache.write(state.layout.slotOffset(p.slot), data.slice(base + p.srcOffset, p.count * bs), 0);
+            for (int i = 0; i < e.pieces; i++) {
+                if (e.slot[i] >= 0) {
+                    int from = e.base + e.srcOffset[i];
+                    d.limit(d.capacity()).position(from).limit(from + e.count[i] * bs);
+                    cache.write(state.layout.slotOffset(e.slot[i]), d, 0);
+                }
             }
-        } catch (IOException | RuntimeException e) {
-            failure.set(e);
-            throw e;
+        } catch (IOException | RuntimeException x) {
+            failure.set(x);
+            throw x;
+        } finally {
+            d.limit(d.capacity()).position(pos).limit(lim);
         }
     }
 
@@ -305,7 +323,7 @@ final class WritePath {
                         target = run < 0 ? -1 : (int) (run >>> 32);
                     }
                     if (target >= 0) {
-                        InFlight.awaitAll(inFlight.overlapping(s, s));
+                        inFlight.awaitOverlapping(s, s, Long.MAX_VALUE);
                         ByteBuffer merged = ByteBuffer.allocate(bs);
                         try {
                             cache.read(state.layout.slotOffset(s), merged);

@@ -51,6 +51,8 @@ public final class WritecacheTarget implements CacheTarget {
     private final CacheState state;
     private final int bs;
     private final InFlight inFlight = new InFlight();
+    /** Each reading thread's pieces of a read, reused (per target: a target may read another one's device). */
+    private final ThreadLocal<ReadPieces> readPieces = ThreadLocal.withInitial(ReadPieces::new);
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
     private final Stats counters;
     private final Failure failure;
@@ -134,12 +136,14 @@ public final class WritecacheTarget implements CacheTarget {
         // (CacheLoad.idleMillis), not only those that reach the backing device
         counters.busy.op();
         long started = counters.readLatency.start();
-        record Piece(long offset, int length, long slotOffset) {
-        }
-        List<Piece> pieces = new ArrayList<>();
+        ReadPieces pieces = readPieces.get();
+        pieces.count = 0;
+        int base = dst.position();
+        int limit = dst.limit();
+        boolean done = false;
         slotLock.readLock().lock();
         try {
-            List<InFlight.Write> wait = new ArrayList<>();
+            long upTo = -1; // the last data write registered when the slots were resolved (-1: no hit)
             synchronized (state) {
                 long p = offset;
                 long end = offset + len;
@@ -148,42 +152,44 @@ public final class WritecacheTarget implements CacheTarget {
                     int in = (int) (p % bs);
                     int n = (int) Math.min(bs - in, end - p);
                     int s = state.index.find(block);
-                    long at = s < 0 ? -1 : state.layout.slotOffset(s) + in;
                     counters.reads.increment();
                     if (s >= 0) {
                         counters.readHits.increment();
-                        wait.addAll(inFlight.overlapping(s, s));
+                        if (upTo < 0) {
+                            upTo = inFlight.lastTicket();
+                        }
                     }
-                    Piece last = pieces.isEmpty() ? null : pieces.get(pieces.size() - 1);
-                    if (last != null && (at < 0 ? last.slotOffset < 0 : last.slotOffset >= 0
-                            && at == last.slotOffset + last.length)) {
-                        pieces.set(pieces.size() - 1, new Piece(last.offset, last.length + n, last.slotOffset));
-                    } else {
-                        pieces.add(new Piece(p, n, at));
-                    }
+                    pieces.add(p, n, s, s < 0 ? -1 : state.layout.slotOffset(s) + in);
                     p += n;
                 }
             }
-            InFlight.awaitAll(wait);
-            int base = dst.position();
-            for (Piece piece : pieces) {
-                ByteBuffer part = dst.slice(base + (int) (piece.offset - offset), piece.length);
-                if (piece.slotOffset < 0) {
+            // a slot whose data write is still in flight is read once it has landed (or this thread runs it)
+            for (int i = 0; upTo >= 0 && i < pieces.count; i++) {
+                if (pieces.slotOffset[i] >= 0) {
+                    inFlight.awaitOverlapping(pieces.firstSlot[i], pieces.lastSlot[i], upTo);
+                }
+            }
+            // into the caller's buffer itself, a piece at a time through its limit (no view per piece)
+            for (int i = 0; i < pieces.count; i++) {
+                int from = base + (int) (pieces.offset[i] - offset);
+                dst.limit(limit).position(from).limit(from + pieces.length[i]);
+                if (pieces.slotOffset[i] < 0) {
                     counters.busy.begin();
                     try {
-                        backing.read(piece.offset, part);
+                        backing.read(pieces.offset[i], dst);
                     } finally {
                         counters.busy.end();
                     }
                 } else {
-                    cache.read(piece.slotOffset, part);
+                    cache.read(pieces.slotOffset[i], dst);
                 }
             }
             failure.check();
-            dst.position(dst.limit());
+            done = true;
             counters.readLatency.recordSince(started);
         } finally {
             slotLock.readLock().unlock();
+            dst.limit(limit).position(done ? limit : base);
         }
     }
 
@@ -198,31 +204,44 @@ public final class WritecacheTarget implements CacheTarget {
         counters.busy.op();
         long started = counters.writeLatency.start();
         boolean around = goAround;
-        List<InFlight.Write> fuaWrites = new ArrayList<>();
-        long p = offset;
-        long end = offset + len;
-        while (p < end) {
-            long block = p / bs;
-            int in = (int) (p % bs);
-            ByteBuffer part;
-            if (in != 0 || end - p < bs) {
-                int n = (int) Math.min(bs - in, end - p);
-                part = src.slice(src.position() + (int) (p - offset), n);
-                counters.writes.increment();
-                writes.writePartial(block, in, part, flags);
-                p += n;
-            } else {
-                int count = (int) ((end - p) / bs);
-                part = src.slice(src.position() + (int) (p - offset), count * bs);
-                counters.writes.add(count);
-                writes.writeBlocks(block, count, part, flags, around, fuaWrites);
-                p += (long) count * bs;
+        List<InFlight.Entry> fuaWrites = (flags & FUA) != 0 ? new ArrayList<>() : null;
+        try {
+            long p = offset;
+            long end = offset + len;
+            while (p < end) {
+                long block = p / bs;
+                int in = (int) (p % bs);
+                ByteBuffer part;
+                if (in != 0 || end - p < bs) {
+                    int n = (int) Math.min(bs - in, end - p);
+                    part = src.slice(src.position() + (int) (p - offset), n);
+                    counters.writes.increment();
+                    writes.writePartial(block, in, part, flags);
+                    p += n;
+                } else {
+                    int count = (int) ((end - p) / bs);
+                    // the whole request in whole blocks (the common case): the buffer itself, no view
+                    part = p == offset && (long) count * bs == len ? src
+                            : src.slice(src.position() + (int) (p - offset), count * bs);
+                    counters.writes.add(count);
+                    writes.writeBlocks(block, count, part, flags, around, fuaWrites);
+                    p += (long) count * bs;
+                }
             }
-        }
-        if ((flags & FUA) != 0) {
-            // FUA writes commit before they are acknowledged (dm-writecache's SSD mode does not)
-            committer.commit();
-            InFlight.awaitAll(fuaWrites);
+            if ((flags & FUA) != 0) {
+                // FUA writes commit before they are acknowledged (dm-writecache's SSD mode does not)
+                committer.commit();
+                for (InFlight.Entry e : fuaWrites) {
+                    inFlight.await(e);
+                }
+            }
+        } finally {
+            if (fuaWrites != null) {
+                // one not finished (a failure on the way) stays registered for the next commit
+                for (InFlight.Entry e : fuaWrites) {
+                    inFlight.release(e);
+                }
+            }
         }
         src.position(src.limit());
         counters.writeLatency.recordSince(started);

@@ -19,6 +19,9 @@
 # and logs under --out (default itests/bench/target/readcache-DATE). Not part of run.sh's
 # table (its report is shared with the other caches' work); the same servers, job files and
 # slow device. Needs the distribution (mvn -B -q -DskipTests package).
+# Environment: BENCH_RC_BLOCK (readcache block_size, e.g. 64K; default 4096), BENCH_RC_POLICY,
+# BENCH_NBDKIT_CACHE_ARGS (default cache-min-block-size=4K; nbdkit's own default is 64K),
+# BENCH_RCWB_WB_ARGS, BENCH_RCWB_WB_SIZE, BENCH_SLOW_DELAY, BENCH_SLOW_RATE, BENCH_WB_CACHE.
 set -u
 set -o pipefail
 {
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
         --reps) REPS=${2:?--reps needs a number}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "stack: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -84,6 +87,7 @@ done
     echo "uptime_start=$(uptime)"
     echo "slow=$(slow_cmd PORT)"
     echo "sizes=caches $CACHE_SIZE each, region $READ_REGION, runtime cap ${RUNTIME}s"
+    echo "readcache block_size=${RC_BLOCK:-default (4096)} (BENCH_RC_BLOCK); nbdkit cache filter args: ${NBDKIT_CACHE_ARGS:-none (its defaults)} (BENCH_NBDKIT_CACHE_ARGS)"
 } >"$RESULTS/summary.txt"
 
 RUN_TOTAL=0

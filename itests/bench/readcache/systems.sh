@@ -14,6 +14,8 @@
 # lib/strata.sh sourced first.
 
 RC_POLICY=${BENCH_RC_POLICY:-}
+# readcache's block_size in every readcache stack (fixed at format; default: readcache's, 4096)
+RC_BLOCK=${BENCH_RC_BLOCK:-}
 # extra writeboost tunables of the strata-rcwb* stacks (e.g. writeback_threshold=0)
 RCWB_WB_ARGS=${BENCH_RCWB_WB_ARGS:-}
 # writeboost's cache size in the strata-rcwb* stacks (default: CACHE_SIZE, like the others); one
@@ -29,7 +31,7 @@ strata_rc_stack() {
     rm -f "$DATA/$kind-rc.img" "$DATA/$kind-wb.img"
     cmd="dev:create ${kind}slow nbd uri=nbd://127.0.0.1:${SLOW_PORT[$kind]}/"
     cmd="$cmd ; dev:create ${kind}rccache file path=$DATA/$kind-rc.img size=$CACHE_SIZE create=true"
-    cmd="$cmd ; dev:create ${kind}rc readcache origin=${kind}slow cache=${kind}rccache${RC_POLICY:+ policy=$RC_POLICY}$wp"
+    cmd="$cmd ; dev:create ${kind}rc readcache origin=${kind}slow cache=${kind}rccache${RC_POLICY:+ policy=$RC_POLICY}${RC_BLOCK:+ block_size=$RC_BLOCK}$wp"
     if [ "$kind" = rc ]; then
         cmd="$cmd sequential_cutoff=0"
         strata_cmd "$cmd" 300 || return 1

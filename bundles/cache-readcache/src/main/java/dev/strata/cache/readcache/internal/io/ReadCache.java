@@ -142,10 +142,15 @@ public final class ReadCache implements CacheTarget {
         if (sequential) {
             meters.bypassed.add(n);
         }
+        // A block the read covers only in part (a 4 KiB read in a 64 KiB block) is promotable too:
+        // its miss reads the whole aligned block from the origin in one request (dm-cache's fill),
+        // so a block_size above the request size caches the neighbours of a hot block. Not a
+        // block past the origin's end (the origin need not be a multiple of block_size).
         boolean[] promotable = new boolean[n];
+        long originSize = promote ? origin.size() : 0;
         for (int i = 0; i < n; i++) {
             long bStart = (first + i) * bs;
-            promotable[i] = promote && bStart >= offset && bStart + bs <= offset + len;
+            promotable[i] = promote && bStart + bs <= originSize;
         }
         CacheState.Plan plan = state.plan(first, n, promotable);
         meters.read(plan.hits, plan.misses);
@@ -153,6 +158,7 @@ public final class ReadCache implements CacheTarget {
         meters.evictions.add(plan.evictions);
         int base = dst.position();
         int unpinned = 0;
+        ByteBuffer[] fills = null; // whole blocks read for partly covered promotions, by index
         try {
             int i = 0;
             while (i < n) {
@@ -164,8 +170,14 @@ public final class ReadCache implements CacheTarget {
                     i++;
                     continue;
                 }
+                if (code < CacheState.Plan.MISS && partial(offset, len, first + i)) {
+                    fills = fill(offset, len, base, dst, first + i, i, n, fills);
+                    unpinned = i + 1;
+                    i++;
+                    continue;
+                }
                 int j = i;
-                while (j < n && plan.codes[j] < 0) {
+                while (j < n && plan.codes[j] < 0 && !(plan.codes[j] < CacheState.Plan.MISS && partial(offset, len, first + j))) {
                     j++;
                 }
                 long from = Math.max(offset, (first + i) * bs);
@@ -198,13 +210,33 @@ public final class ReadCache implements CacheTarget {
                     long b = first + i;
                     blocks[k] = b;
                     slots[k] = CacheState.Plan.promoteSlot(plan.codes[i]);
-                    data[k++] = dst.slice(base + (int) (b * bs - offset), bs);
+                    data[k++] = fills != null && fills[i] != null ? fills[i].clear() : dst.slice(base + (int) (b * bs - offset), bs);
                 }
             }
             promoter.promote(blocks, slots, data, k, plan.snap);
         }
         dst.position(base + len);
         meters.readLatency.recordSince(t0);
+    }
+
+    private boolean partial(long offset, int len, long block) {
+        return block * bs < offset || (block + 1) * bs > offset + len;
+    }
+
+    /**
+     * Reads all of {@code block} (index {@code i} of the read's {@code n}) from the origin, serves the
+     * read's part of it, and keeps the whole block in {@code fills[i]} for its promotion.
+     */
+    private ByteBuffer[] fill(long offset, int len, int base, ByteBuffer dst, long block, int i, int n, ByteBuffer[] fills)
+            throws IOException {
+        ByteBuffer[] f = fills != null ? fills : new ByteBuffer[n];
+        ByteBuffer whole = ByteBuffer.allocate(bs);
+        origin.read(block * bs, whole);
+        long from = Math.max(offset, block * bs);
+        long to = Math.min(offset + len, (block + 1) * bs);
+        dst.put(base + (int) (from - offset), whole, (int) (from - block * bs), (int) (to - from));
+        f[i] = whole;
+        return f;
     }
 
     /** Serves the part of {@code block} inside the read from its slot; a cache read error falls back to the origin. */

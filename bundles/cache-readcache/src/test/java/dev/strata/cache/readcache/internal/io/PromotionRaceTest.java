@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Test;
  * Promotions racing writes of the same blocks: readers promote while a writer overwrites. A read
  * returns a version at least the last one completed before it began and at most the last one
  * begun; after the run every block reads its last version (an installed older copy would show).
+ * Also with cache blocks of 16 KiB under 4 KiB requests: a miss then fills the whole cache block
+ * from the origin, and a write to another 4 KiB of it must keep the older fill from installing.
  */
 class PromotionRaceTest {
     static final int BS = 4096;
@@ -22,8 +24,17 @@ class PromotionRaceTest {
 
     @Test
     void promotionsNeverInstallOlderData() throws Exception {
-        ReadCache rc = Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), new CrashableDevice("c", 8192 + 64 * BS, BS),
-                ReadCacheTest.lru());
+        race(Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), new CrashableDevice("c", 8192 + 64 * BS, BS),
+                ReadCacheTest.lru()));
+    }
+
+    @Test
+    void fillsOfLargerCacheBlocksNeverInstallOlderData() throws Exception {
+        race(Opener.open("rc", new CrashableDevice("o", 1 << 20, BS), new CrashableDevice("c", 1 << 20, BS),
+                Opener.withBlockSize(ReadCacheTest.lru(), 4 * BS)));
+    }
+
+    private static void race(ReadCache rc) throws Exception {
         AtomicIntegerArray begun = new AtomicIntegerArray(BLOCKS);
         AtomicIntegerArray done = new AtomicIntegerArray(BLOCKS);
         ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();

@@ -177,6 +177,51 @@ class ReadCacheTest {
     }
 
     @Test
+    void aPartlyReadBlockIsFilledWholeFromTheOriginAndServesItsNeighbours() throws IOException {
+        int cbs = 4 * BS; // 16 KiB cache blocks under 4 KiB requests
+        CrashableDevice origin = new CrashableDevice("o", 10 * BS, BS); // the last cache block is partial
+        CrashableDevice cacheDev = new CrashableDevice("c", 1 << 20, BS);
+        Opener.Options o = Opener.withBlockSize(lru(), cbs);
+        ReadCache rc = Opener.open("rc", origin, cacheDev, o);
+        for (int b = 0; b < 10; b++) {
+            write(rc, b, 1);
+        }
+        rc.flush();
+        assertArrayEquals(pattern(1, 1), read(rc, 1));
+        assertEquals(1, stat(rc, "promotions"), "one 4 KiB miss promotes its whole 16 KiB block");
+        for (int b : new int[] {0, 2, 3}) {
+            assertArrayEquals(pattern(b, 1), read(rc, b), "block " + b);
+        }
+        assertEquals(3, stat(rc, "read_hits"));
+        // a read across two cache blocks: the cached one's part from the cache, the other filled
+        ByteBuffer two = ByteBuffer.allocate(2 * BS);
+        rc.read(3L * BS, two);
+        assertArrayEquals(pattern(3, 1), Arrays.copyOfRange(two.array(), 0, BS));
+        assertArrayEquals(pattern(4, 1), Arrays.copyOfRange(two.array(), BS, 2 * BS));
+        assertEquals(2, stat(rc, "promotions"));
+        assertArrayEquals(pattern(7, 1), read(rc, 7));
+        assertEquals(5, stat(rc, "read_hits"));
+        // a write to one 4 KiB of a cached block invalidates the whole block: no stale neighbour
+        write(rc, 2, 2);
+        assertArrayEquals(pattern(2, 2), read(rc, 2));
+        assertArrayEquals(pattern(0, 1), read(rc, 0));
+        assertArrayEquals(pattern(3, 1), read(rc, 3));
+        // the block past the origin's end (40 KiB of a 48 KiB cache block) is read, not promoted
+        long before = stat(rc, "promotions");
+        assertArrayEquals(pattern(9, 1), read(rc, 9));
+        assertArrayEquals(pattern(8, 1), read(rc, 8));
+        assertEquals(before, stat(rc, "promotions"));
+        rc.close();
+        // warm after a clean restart, from metadata: the filled neighbours too
+        ReadCache again = Opener.open("rc", origin, CrashableDevice.ofImage("c", cacheDev.durableImage(), BS), o);
+        assertArrayEquals(pattern(6, 1), read(again, 6));
+        assertArrayEquals(pattern(1, 1), read(again, 1));
+        assertEquals(2, stat(again, "read_hits"));
+        assertEquals(0, stat(again, "read_misses"));
+        again.close();
+    }
+
+    @Test
     void sequentialStreamsBypass() throws IOException {
         Opener.Options o = Opener.withTunables(Opener.withPolicy(Opener.options(TestPolicies.all()), "lru"), 64 << 10, Map.of());
         ReadCache rc = Opener.open("rc", new CrashableDevice("o", 4 << 20, BS), new CrashableDevice("c", 8192 + 512 * BS, BS), o);

@@ -140,27 +140,36 @@ final class CacheState {
             if (s >= 0 || !promotable[i] || policy == null || switching) {
                 continue;
             }
-            int slot = policy.onMiss(b);
-            if (slot == ReadCachePolicy.Instance.REJECT) {
-                p.rejections++;
-                continue;
-            }
-            int was = st(slot);
-            if (was >= VOLATILE) {
-                index.remove(keys[slot], slot);
-                cached--;
-                p.evictions++;
-            } else if (was == PENDING) {
-                throw new IllegalStateException("policy handed out pending slot " + slot);
-            }
-            keys[slot] = b;
-            setState(slot, PENDING);
-            index.put(slot);
-            pending++;
-            p.promotions++;
-            p.codes[i] = -2 - slot;
+            claimSlot(b, p, i);
         }
         return p;
+    }
+
+    /**
+     * Asks the policy for a slot for the missed block {@code b} (request position {@code i} of
+     * {@code p}): evicts the slot's cached entry, makes it PENDING for {@code b}, or counts a
+     * rejection. Caller holds this monitor.
+     */
+    private void claimSlot(long b, Plan p, int i) {
+        int slot = policy.onMiss(b);
+        if (slot == ReadCachePolicy.Instance.REJECT) {
+            p.rejections++;
+            return;
+        }
+        int was = st(slot);
+        if (was >= VOLATILE) {
+            index.remove(keys[slot], slot);
+            cached--;
+            p.evictions++;
+        } else if (was == PENDING) {
+            throw new IllegalStateException("policy handed out pending slot " + slot);
+        }
+        keys[slot] = b;
+        setState(slot, PENDING);
+        index.put(slot);
+        pending++;
+        p.promotions++;
+        p.codes[i] = -2 - slot;
     }
 
     synchronized void unpin(int slot) {
@@ -368,25 +377,7 @@ final class CacheState {
             if (policy == null || switching || !stamps.writeCurrent(b, snap) || index.get(b) >= 0) {
                 continue; // a read's promotion of b pending (dropped by the stamps), or an overlapping write
             }
-            int slot = policy.onMiss(b);
-            if (slot == ReadCachePolicy.Instance.REJECT) {
-                p.rejections++;
-                continue;
-            }
-            int was = st(slot);
-            if (was >= VOLATILE) {
-                index.remove(keys[slot], slot);
-                cached--;
-                p.evictions++;
-            } else if (was == PENDING) {
-                throw new IllegalStateException("policy handed out pending slot " + slot);
-            }
-            keys[slot] = b;
-            setState(slot, PENDING);
-            index.put(slot);
-            pending++;
-            p.promotions++;
-            p.codes[i] = -2 - slot;
+            claimSlot(b, p, i);
         }
         return p;
     }

@@ -145,6 +145,15 @@ final class StoreSync {
             if (d.removed) {
                 return;
             }
+            // read again under the device's lock: the definition loaded above may be the echo of
+            // an older write of the manager's own (a cache:mode, a dev:message --persist) that a
+            // newer one replaced while this task waited; applied, it would reload the device to
+            // the older settings until the newer write's own echo came
+            Optional<DeviceDefinition> current = store.load(key);
+            if (current.isEmpty() || current.get().stagedFor() != null) {
+                return;
+            }
+            def = current.get().id() == null ? current.get().withId(def.id()) : current.get();
             if (d.storeKey == null) {
                 d.storeKey = key;
             } else if (!d.storeKey.equals(key)) {

@@ -11,6 +11,8 @@ public final class MemStore implements DefinitionStore {
     private final Map<String, DeviceDefinition> byKey = new LinkedHashMap<>();
     private final AtomicInteger next = new AtomicInteger();
     volatile boolean failSaves;
+    /** When set, the next {@link #load} answers this instead (once): a read that a newer write overtook. */
+    volatile DeviceDefinition staleOnce;
 
     public MemStore() {
     }
@@ -51,6 +53,11 @@ public final class MemStore implements DefinitionStore {
 
     @Override
     public synchronized Optional<DeviceDefinition> load(String key) {
+        DeviceDefinition stale = staleOnce;
+        if (stale != null) {
+            staleOnce = null;
+            return Optional.of(stale);
+        }
         return Optional.ofNullable(byKey.get(key));
     }
 

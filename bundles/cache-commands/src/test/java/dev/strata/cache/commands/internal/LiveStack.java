@@ -115,6 +115,41 @@ final class LiveStack implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #elsewhere} from a thread that a cancel interrupts (a command's own, in a hook): waits
+     * for the answer through the interrupt, keeps the interrupt for the caller to see.
+     */
+    String elsewhereThroughInterrupts(java.util.concurrent.ExecutorService pool, String line) {
+        java.util.concurrent.Future<String> f = pool.submit(() -> elsewhere(pool, line));
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    return f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (Exception e) {
+                    return "failed: " + e;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The exception {@code f} (a command run on a pool thread) failed with; fails the test if it returned. */
+    static Exception failure(java.util.concurrent.Future<Object> f) throws Exception {
+        try {
+            Object r = f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            org.junit.jupiter.api.Assertions.fail("should fail, returned " + r);
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return (Exception) e.getCause();
+        }
+    }
+
     /** {@code line} run in another console on a {@code pool} thread (e.g. --cancel while a command runs); its result as text. */
     String elsewhere(java.util.concurrent.ExecutorService pool, String line) throws Exception {
         CommandSession c = console(new java.io.ByteArrayOutputStream());

@@ -560,12 +560,6 @@ class ReplaceCommandTest {
     }
 
     private static Exception failure(Future<Object> f) throws Exception {
-        try {
-            Object r = f.get(60, TimeUnit.SECONDS);
-            fail("should fail, returned " + r);
-            return null;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return (Exception) e.getCause();
-        }
+        return LiveStack.failure(f);
     }
 }

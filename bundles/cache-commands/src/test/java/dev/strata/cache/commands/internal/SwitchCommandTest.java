@@ -481,32 +481,10 @@ class SwitchCommandTest {
     }
 
     private String fromAnotherThread(String line) {
-        Future<String> f = pool.submit(() -> other(line));
-        boolean interrupted = false;
-        try {
-            for (;;) {
-                try {
-                    return f.get(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (Exception e) {
-                    return "failed: " + e;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return s.elsewhereThroughInterrupts(pool, line);
     }
 
     private static Exception failure(Future<Object> f) throws Exception {
-        try {
-            Object r = f.get(60, TimeUnit.SECONDS);
-            fail("should fail, returned " + r);
-            return null;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return (Exception) e.getCause();
-        }
+        return LiveStack.failure(f);
     }
 }

@@ -95,12 +95,16 @@ for w in $ALL_WORKLOADS; do wanted "$w" && RUN_TOTAL=$((RUN_TOTAL + REPS * $(wc 
 say "stack: $MODE run, $REPS repetitions, $RUN_TOTAL measurements; data in $BENCH_TMP"
 
 measure() { # W S REP JOB
-    local w=$1 s=$2 rep=$3 job=$4 out=$RESULTS/json/$1-$2-$3.json
+    local w=$1 s=$2 rep=$3 job=$4 out=$RESULTS/json/$1-$2-$3.json log l0 l1
     RUN_NO=$((RUN_NO + 1))
+    log=$(slow_log "$s"); l0=$(slow_lines "$log")
     # shellcheck disable=SC2046
     if run_fio_job "$out" "$(sys_call "$s" pg)" "$job" $(sys_call "$s" target); then
         read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
         record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
+        l1=$(slow_lines "$log")
+        [ -n "$log" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$s" "$rep" "$iops" "$bytes" \
+            "$(slow_counts "$log" "$l0" "$l1" | tr ' ' '\t')" >>"$RESULTS/slow.tsv"
         progress "$w rep $rep/$REPS $s: $iops IOPS, p99 ${p99} us"
     else
         record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"
@@ -167,6 +171,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) prin
         wanted "$w" || continue
         echo "$w: strata-rcwb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor)") (goal >= 1.2); strata-rcwb-inv / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb-inv)" "$(median_iops "$w" nbdkit-cache-cor)"); strata-wb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-wb)" "$(median_iops "$w" nbdkit-cache-cor)")"
     done
+    if [ -s "$RESULTS/slow.tsv" ]; then
+        echo
+        echo "slow-device requests during each job (client I/Os = fio's bytes / 4 KiB; reads, writes: count and mean KiB; per 1000 client I/Os):"
+        awk -F'\t' '{ ops = $5 / 4096
+            printf "  %-14s %-17s rep %s  %7d client I/Os  reads %6d (%5.1f KiB)  writes %6d (%6.1f KiB)  flushes %4d  other %d  per 1000: %.1f reads %.1f writes\n",
+                $1, $2, $3, ops, $6, $6 ? $7 / $6 / 1024 : 0, $8, $8 ? $9 / $8 / 1024 : 0, $10, $11,
+                ops ? 1000 * $6 / ops : 0, ops ? 1000 * $8 / ops : 0 }' "$RESULTS/slow.tsv"
+    fi
     if wanted randread-zipf; then
         echo "randread-zipf: strata-rc / strata-file = $(ratio "$(median_iops randread-zipf strata-rc)" "$(median_iops randread-zipf strata-file)") (goal >= 0.9)"
     fi

@@ -21,6 +21,9 @@ RCWB_WB_ARGS=${BENCH_RCWB_WB_ARGS:-}
 # writeboost's cache size in the strata-rcwb* stacks (default: CACHE_SIZE, like the others); one
 # smaller than the region makes hot blocks leave writeboost's log, where write_promote matters
 RCWB_WB_SIZE=${BENCH_RCWB_WB_SIZE:-}
+# settings made on the strata-rcwb* stacks' writeboost after creation, with cache:set (e.g. a
+# writeback controller's own key: writeback.busy_kib_per_sec=0)
+RCWB_WB_SET=${BENCH_RCWB_WB_SET:-}
 
 # strata_rc_stack KIND: creates the readcache stack KIND (rc, rcwb or rcwbi) once, exports it as KIND.
 strata_rc_stack() {
@@ -39,6 +42,7 @@ strata_rc_stack() {
     else
         cmd="$cmd ; dev:create ${kind}wbcache file path=$DATA/$kind-wb.img size=${RCWB_WB_SIZE:-$CACHE_SIZE} create=true"
         cmd="$cmd ; dev:create ${kind}wb writeboost backing=${kind}rc cache=${kind}wbcache${RCWB_WB_ARGS:+ $RCWB_WB_ARGS}"
+        [ -z "$RCWB_WB_SET" ] || cmd="$cmd ; cache:set ${kind}wb $RCWB_WB_SET"
         strata_cmd "$cmd" 300 || return 1
         strata_export "${kind}wb" "$kind"
     fi
@@ -94,3 +98,53 @@ sys_nbdkit_cache_cor_target() { echo "--ioengine=nbd --uri=nbd://127.0.0.1:${POR
 sys_nbdkit_cache_cor_pg() { echo "${PGIDS[nbdkit-cache-cor]:-}"; }
 # nbdkit's cache keeps what it read (cache-on-read): warm it by reading too, like strata-rc
 sys_nbdkit_cache_cor_warm() { warm_by_reading nbdkit-cache-cor; }
+
+# --- the slow device's requests -----------------------------------------------------------
+# Every slow-device instance of this bench logs the requests it receives (nbdkit's log filter,
+# outermost, so it sees what the system above sent: Strata's nbd target or nbdkit's nbd plugin),
+# so that a run can count, per measurement, what each system asked of the serialized slow device:
+# reads (its misses and fills), writes (writeback), flushes, and their sizes. Off with
+# BENCH_SLOW_LOG=0. The log filter's cost (one line per request) is the same for every system
+# and small next to the device's 5 ms per request.
+SLOW_LOG=${BENCH_SLOW_LOG:-1}
+if [ "$SLOW_LOG" = 1 ]; then
+    eval "$(declare -f slow_cmd | sed '1s/^slow_cmd/slow_cmd_unlogged/')"
+    slow_cmd() { # PORT
+        local c
+        c=$(slow_cmd_unlogged "$1")
+        echo "${c/ --filter=noparallel / --filter=log --filter=noparallel }" logfile="$LOGS/slow-requests-$1.log"
+    }
+fi
+# the slow-device instance of each system of this bench
+declare -A SLOW_INST_OF=([strata-rc]=rc [strata-rcwb]=rcwb [strata-rcwb-inv]=rcwbi
+    [nbdkit-cache-cor]=ncr [strata-wb]=wb)
+# slow_log SYSTEM: the request log of SYSTEM's slow device (empty if none or not logging)
+slow_log() {
+    local inst=${SLOW_INST_OF[$1]:-} f
+    [ "$SLOW_LOG" = 1 ] && [ -n "$inst" ] && [ -n "${SLOW_PORT[$inst]:-}" ] || return 0
+    f=$LOGS/slow-requests-${SLOW_PORT[$inst]}.log
+    [ -f "$f" ] && echo "$f"
+}
+# slow_lines FILE: the number of lines logged so far
+slow_lines() { [ -n "$1" ] && wc -l <"$1" || echo 0; }
+# slow_counts FILE FROM TO: the requests logged in lines FROM+1..TO, as
+# "reads read_bytes writes write_bytes flushes other": a request line is
+# "... connection=N Read id=I offset=0x… count=0x… …" (its completion line starts with "...")
+slow_counts() {
+    [ -n "$1" ] || { echo "- - - - - -"; return; }
+    # (mawk has no strtonum: the hex count is converted by hand)
+    sed -n "$(($2 + 1)),$3p" "$1" | awk '
+        function hex(s,   v, i) { v = 0; s = tolower(s)
+            for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+            return v }
+        { kind = ""; count = 0
+          for (i = 1; i <= NF; i++) {
+              if ($i ~ /^connection=/ && i < NF) kind = $(i + 1)
+              if ($i ~ /^count=0x/) count = hex(substr($i, 9))
+          } }
+        kind == "Read" { r++; rb += count; next }
+        kind == "Write" { w++; wb += count; next }
+        kind == "Flush" { f++; next }
+        kind == "Zero" || kind == "Trim" || kind == "Cache" || kind == "Extents" { o++ }
+        END { printf "%d %d %d %d %d %d\n", r, rb, w, wb, f, o }'
+}

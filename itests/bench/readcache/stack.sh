@@ -10,18 +10,24 @@
 #   mix-zipf       the suite's mix-zipf.fio after the suite's warm-up (prep-fill.fio writes)
 #   randread-zipf  4 KiB zipf random reads (jobs/randread-4k-zipf.fio) on a readcache warmed
 #                  by reading the region once, against Strata's export of the fast device
-# Systems: strata-rcwb (writeboost over readcache with write_promote=on over the slow device),
-# strata-rcwb-inv (the same with write_promote=off: writeback invalidates), nbdkit-cache-cor
-# (nbdkit's cache filter with cache-on-read, the reference of both mixes), strata-wb
+# Systems: strata-rcwb (writeboost over readcache over the slow device, docs/readcache.md's
+# recipe: write_promote=on readahead=64K, idle-only writeback), strata-rcwb-inv (the same with
+# write_promote=off: writeback invalidates), nbdkit-cache-cor (nbdkit's cache filter with
+# cache-on-read and 4K blocks, the reference of both mixes), nbdkit-cache-cor-dflt (the same at
+# nbdkit's default 64K blocks), strata-wb
 # (writeboost alone, for comparison), strata-rc (readcache alone), strata-file (the
 # reference of randread-zipf). Every system over the slow device has its own instance.
-# Prints medians and the issue's ratios; writes summary.txt (with uptime), raw.tsv, fio JSON
+# Prints medians, the issue's ratios and each job's slow-device requests (slow.tsv); writes
+# summary.txt (with uptime), raw.tsv, fio JSON
 # and logs under --out (default itests/bench/target/readcache-DATE). Not part of run.sh's
 # table (its report is shared with the other caches' work); the same servers, job files and
 # slow device. Needs the distribution (mvn -B -q -DskipTests package).
 # Environment: BENCH_RC_BLOCK (readcache block_size, e.g. 64K; default 4096), BENCH_RC_POLICY,
-# BENCH_NBDKIT_CACHE_ARGS (default cache-min-block-size=4K; nbdkit's own default is 64K),
-# BENCH_RCWB_WB_ARGS, BENCH_RCWB_WB_SIZE, BENCH_SLOW_DELAY, BENCH_SLOW_RATE, BENCH_WB_CACHE.
+# BENCH_RC_READAHEAD (the stacks' readahead, default 64K; 0 off), BENCH_NBDKIT_CACHE_ARGS
+# (default cache-min-block-size=4K), BENCH_NBDKIT_CACHE_DFLT_ARGS (default none), BENCH_RCWB_WB_ARGS
+# (default writeback.controller=idle), BENCH_RCWB_WB_SET (default writeback.busy_kib_per_sec=0;
+# empty: writeboost's defaults), BENCH_RCWB_WB_SIZE, BENCH_SLOW_LOG (1: count the slow device's
+# requests), BENCH_SLOW_DELAY, BENCH_SLOW_RATE, BENCH_WB_CACHE.
 set -u
 set -o pipefail
 {
@@ -37,7 +43,7 @@ while [ $# -gt 0 ]; do
         --reps) REPS=${2:?--reps needs a number}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
-        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "stack: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -71,8 +77,8 @@ MEM_PREFILL=$SLOW_PREFILL
 
 ALL_WORKLOADS="mix-zipf-cold mix-zipf randread-zipf"
 declare -A SYSTEMS_OF=(
-    [mix-zipf-cold]="nbdkit-cache-cor strata-rcwb strata-rcwb-inv strata-wb"
-    [mix-zipf]="nbdkit-cache-cor strata-rcwb strata-rcwb-inv strata-wb"
+    [mix-zipf-cold]="nbdkit-cache-cor nbdkit-cache-cor-dflt strata-rcwb strata-rcwb-inv strata-wb"
+    [mix-zipf]="nbdkit-cache-cor nbdkit-cache-cor-dflt strata-rcwb strata-rcwb-inv strata-wb"
     [randread-zipf]="strata-file strata-rc"
 )
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -87,7 +93,8 @@ done
     echo "uptime_start=$(uptime)"
     echo "slow=$(slow_cmd PORT)"
     echo "sizes=caches $CACHE_SIZE each, region $READ_REGION, runtime cap ${RUNTIME}s"
-    echo "readcache block_size=${RC_BLOCK:-default (4096)} (BENCH_RC_BLOCK); nbdkit cache filter args: ${NBDKIT_CACHE_ARGS:-none (its defaults)} (BENCH_NBDKIT_CACHE_ARGS)"
+    echo "readcache block_size=${RC_BLOCK:-default (4096)} (BENCH_RC_BLOCK), stacks' readahead=${RC_READAHEAD:-0 (off)} (BENCH_RC_READAHEAD); stacks' writeboost: ${RCWB_WB_ARGS:-defaults} (BENCH_RCWB_WB_ARGS), then cache:set ${RCWB_WB_SET:-nothing} (BENCH_RCWB_WB_SET)"
+    echo "nbdkit-cache-cor args: ${NBDKIT_CACHE_ARGS:-none (its defaults)} (BENCH_NBDKIT_CACHE_ARGS); nbdkit-cache-cor-dflt args: ${NBDKIT_CACHE_DFLT_ARGS:-none (its defaults: 64K blocks)} (BENCH_NBDKIT_CACHE_DFLT_ARGS)"
 } >"$RESULTS/summary.txt"
 
 RUN_TOTAL=0
@@ -95,12 +102,16 @@ for w in $ALL_WORKLOADS; do wanted "$w" && RUN_TOTAL=$((RUN_TOTAL + REPS * $(wc 
 say "stack: $MODE run, $REPS repetitions, $RUN_TOTAL measurements; data in $BENCH_TMP"
 
 measure() { # W S REP JOB
-    local w=$1 s=$2 rep=$3 job=$4 out=$RESULTS/json/$1-$2-$3.json
+    local w=$1 s=$2 rep=$3 job=$4 out=$RESULTS/json/$1-$2-$3.json log l0 l1
     RUN_NO=$((RUN_NO + 1))
+    log=$(slow_log "$s"); l0=$(slow_lines "$log")
     # shellcheck disable=SC2046
     if run_fio_job "$out" "$(sys_call "$s" pg)" "$job" $(sys_call "$s" target); then
         read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
         record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
+        l1=$(slow_lines "$log")
+        [ -n "$log" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$s" "$rep" "$iops" "$bytes" \
+            "$(slow_counts "$log" "$l0" "$l1" | tr ' ' '\t')" >>"$RESULTS/slow.tsv"
         progress "$w rep $rep/$REPS $s: $iops IOPS, p99 ${p99} us"
     else
         record "$w" "$s" "$rep" "" "" "" "" "" "" "fio failed"
@@ -165,8 +176,16 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) prin
     echo
     for w in mix-zipf-cold mix-zipf; do
         wanted "$w" || continue
-        echo "$w: strata-rcwb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor)") (goal >= 1.2); strata-rcwb-inv / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb-inv)" "$(median_iops "$w" nbdkit-cache-cor)"); strata-wb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-wb)" "$(median_iops "$w" nbdkit-cache-cor)")"
+        echo "$w: strata-rcwb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor)") (goal >= 1.2); strata-rcwb / nbdkit-cache-cor-dflt = $(ratio "$(median_iops "$w" strata-rcwb)" "$(median_iops "$w" nbdkit-cache-cor-dflt)"); strata-rcwb-inv / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-rcwb-inv)" "$(median_iops "$w" nbdkit-cache-cor)"); strata-wb / nbdkit-cache-cor = $(ratio "$(median_iops "$w" strata-wb)" "$(median_iops "$w" nbdkit-cache-cor)")"
     done
+    if [ -s "$RESULTS/slow.tsv" ]; then
+        echo
+        echo "slow-device requests during each job (client I/Os = fio's bytes / 4 KiB; reads, writes: count and mean KiB; per 1000 client I/Os):"
+        awk -F'\t' '{ ops = $5 / 4096
+            printf "  %-14s %-17s rep %s  %7d client I/Os  reads %6d (%5.1f KiB)  writes %6d (%6.1f KiB)  flushes %4d  other %d  per 1000: %.1f reads %.1f writes\n",
+                $1, $2, $3, ops, $6, $6 ? $7 / $6 / 1024 : 0, $8, $8 ? $9 / $8 / 1024 : 0, $10, $11,
+                ops ? 1000 * $6 / ops : 0, ops ? 1000 * $8 / ops : 0 }' "$RESULTS/slow.tsv"
+    fi
     if wanted randread-zipf; then
         echo "randread-zipf: strata-rc / strata-file = $(ratio "$(median_iops randread-zipf strata-rc)" "$(median_iops randread-zipf strata-file)") (goal >= 0.9)"
     fi

@@ -81,8 +81,11 @@ public class ReadcacheShellIT {
         run("dev:create slow file path=" + dir.resolve("slow.img") + " size=32M create=true");
         run("dev:create ssd1 file path=" + dir.resolve("rc.img") + " size=4M create=true");
         run("dev:create ssd2 file path=" + dir.resolve("wb.img") + " size=18M create=true");
-        run("dev:create rc0 readcache origin=slow cache=ssd1 write_promote=on");
-        run("dev:create wb0 writeboost backing=rc0 cache=ssd2");
+        // docs/readcache.md's recipe over a slow device, as typed there
+        run("dev:create rc0 readcache origin=slow cache=ssd1 write_promote=on readahead=64K");
+        run("dev:create wb0 writeboost backing=rc0 cache=ssd2 writeback.controller=idle");
+        run("cache:set wb0 writeback.busy_kib_per_sec=0");
+        assertEquals("0", status("wb0").get("writeback.busy_kib_per_sec"));
 
         byte[] block = new byte[4096];
         Arrays.fill(block, (byte) 7);
@@ -115,6 +118,12 @@ public class ReadcacheShellIT {
         // write_promote=on: the writeback's blocks were kept, so even the first pass hit
         assertEquals(status("rc0").toString(), "64", status("rc0").get("write_promotions"));
         assertTrue(status("rc0").toString(), Long.parseLong(status("rc0").get("read_hits")) >= 128);
+        // readahead=64K: a miss of block 200 reads its 64 KiB extent once and caches the other 15
+        try (DeviceHandle rc = manager.open("rc0", "itest:readcache-shell-read")) {
+            rc.read(200 * 4096L, ByteBuffer.allocate(4096));
+        }
+        assertEquals(status("rc0").toString(), "1", status("rc0").get("readaheads"));
+        assertEquals(status("rc0").toString(), "15", status("rc0").get("readahead_blocks"));
 
         run("dev:message rc0 policy nhit");
         assertEquals("nhit", status("rc0").get("policy"));

@@ -33,7 +33,7 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=readcache")
 public final class ReadcacheFactory implements TargetFactory, PolicySource {
     static final Set<String> OWN = Set.of("origin", "cache", "policy", "block_size", "sequential_cutoff", "write_promote",
-            "format", CacheWindow.KEY);
+            "readahead", "format", CacheWindow.KEY);
 
     private final Map<String, ReadCachePolicy> policies = new ConcurrentHashMap<>();
     private final Set<ReadCache> live = ConcurrentHashMap.newKeySet();
@@ -167,6 +167,9 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         o = Opener.withTunables(o, cutoff, policyTunables);
         if (a.has("write_promote")) {
             o = Opener.withWritePromote(o, Tunables.parseWritePromote(a.string("write_promote")));
+        }
+        if (a.has("readahead")) {
+            o = Opener.withReadahead(o, a.string("readahead"));
         }
         o = Opener.withOnRelease(o, live::remove);
         // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)

@@ -146,6 +146,28 @@ final class CacheState {
     }
 
     /**
+     * Readahead ({@link Readahead}): claims slots for the blocks of {@code [eFirst, eFirst + eN)}
+     * outside the read's own {@code [first, first + n)} that are neither cached nor pending, while
+     * the cache has free slots (every policy gives a free slot before it evicts, so a speculative
+     * block never evicts a cached one). The claims carry the read's stamp snapshot {@code snap}.
+     */
+    synchronized Plan planAhead(long eFirst, int eN, long first, int n, long snap) {
+        Plan p = new Plan(eN);
+        p.snap = snap;
+        Arrays.fill(p.codes, Plan.MISS);
+        if (policy == null || switching) {
+            return p;
+        }
+        for (int i = 0; i < eN && cached + pending < slots; i++) {
+            long b = eFirst + i;
+            if ((b < first || b >= first + n) && index.get(b) < 0) {
+                claimSlot(b, p, i);
+            }
+        }
+        return p;
+    }
+
+    /**
      * Asks the policy for a slot for the missed block {@code b} (request position {@code i} of
      * {@code p}): evicts the slot's cached entry, makes it PENDING for {@code b}, or counts a
      * rejection. Caller holds this monitor.

@@ -27,6 +27,9 @@ final class Meters {
     final Counters.Counter cacheReadErrors = counters.counter("cache_read_errors");
     final Counters.Counter cacheWriteErrors = counters.counter("cache_write_errors");
     final Counters.Counter metadataWrites = counters.counter("metadata_writes");
+    /** Read misses that read a whole readahead extent, and the extent blocks they claimed. */
+    final Counters.Counter readaheads = counters.counter("readaheads");
+    final Counters.Counter readaheadBlocks = counters.counter("readahead_blocks");
     final LatencyRecorder readLatency;
     final LatencyRecorder writeLatency;
     private final Clock clock;

@@ -62,6 +62,11 @@ public final class Opener {
         return withTunables(o, o.tunables().withWritePromote(on));
     }
 
+    /** {@code o} with {@code readahead} set to {@code v} (a size; checked). */
+    public static Options withReadahead(Options o, String v) {
+        return withTunables(o, o.tunables().withReadahead(v));
+    }
+
     public static Options withOnRelease(Options o, Consumer<ReadCache> r) {
         return new Options(o.blockSize(), o.format(), o.originId(), o.policy(), o.tunables(), o.policies(), r, o.nanos());
     }

@@ -159,7 +159,12 @@ public final class ReadCache implements CacheTarget {
         int base = dst.position();
         int unpinned = 0;
         ByteBuffer[] fills = null; // whole blocks read for partly covered promotions, by index
+        Readahead ahead = promote ? Readahead.plan(state, tunables.get().readahead(), bs, first, n, originSize, plan) : null;
         try {
+            if (ahead != null) {
+                ahead.read(origin);
+                meters.readaheads.increment();
+            }
             int i = 0;
             while (i < n) {
                 int code = plan.codes[i];
@@ -171,7 +176,7 @@ public final class ReadCache implements CacheTarget {
                     continue;
                 }
                 if (code < CacheState.Plan.MISS && partial(offset, len, first + i)) {
-                    fills = fill(offset, len, base, dst, first + i, i, n, fills);
+                    fills = fill(offset, len, base, dst, first + i, i, n, fills, ahead);
                     unpinned = i + 1;
                     i++;
                     continue;
@@ -182,7 +187,7 @@ public final class ReadCache implements CacheTarget {
                 }
                 long from = Math.max(offset, (first + i) * bs);
                 long to = Math.min(offset + len, (first + j) * bs);
-                origin.read(from, dst.slice(base + (int) (from - offset), (int) (to - from)));
+                fromOrigin(from, dst.slice(base + (int) (from - offset), (int) (to - from)), ahead);
                 unpinned = j;
                 i = j;
             }
@@ -198,12 +203,16 @@ public final class ReadCache implements CacheTarget {
                     meters.promotionsAbandoned.increment();
                 }
             }
+            if (ahead != null) {
+                ahead.abandon(state, meters);
+            }
             throw e;
         }
-        if (plan.promotions > 0) {
-            long[] blocks = new long[plan.promotions];
-            int[] slots = new int[plan.promotions];
-            ByteBuffer[] data = new ByteBuffer[plan.promotions];
+        int promotions = plan.promotions + (ahead != null ? ahead.plan.promotions : 0);
+        if (promotions > 0) {
+            long[] blocks = new long[promotions];
+            int[] slots = new int[promotions];
+            ByteBuffer[] data = new ByteBuffer[promotions];
             int k = 0;
             for (int i = 0; i < n; i++) {
                 if (plan.codes[i] < CacheState.Plan.MISS) {
@@ -212,6 +221,10 @@ public final class ReadCache implements CacheTarget {
                     slots[k] = CacheState.Plan.promoteSlot(plan.codes[i]);
                     data[k++] = fills != null && fills[i] != null ? fills[i].clear() : dst.slice(base + (int) (b * bs - offset), bs);
                 }
+            }
+            if (ahead != null) {
+                meters.readaheadBlocks.add(ahead.plan.promotions);
+                k = ahead.addTo(blocks, slots, data, k);
             }
             promoter.promote(blocks, slots, data, k, plan.snap);
         }
@@ -227,16 +240,25 @@ public final class ReadCache implements CacheTarget {
      * Reads all of {@code block} (index {@code i} of the read's {@code n}) from the origin, serves the
      * read's part of it, and keeps the whole block in {@code fills[i]} for its promotion.
      */
-    private ByteBuffer[] fill(long offset, int len, int base, ByteBuffer dst, long block, int i, int n, ByteBuffer[] fills)
-            throws IOException {
+    private ByteBuffer[] fill(long offset, int len, int base, ByteBuffer dst, long block, int i, int n, ByteBuffer[] fills,
+            Readahead ahead) throws IOException {
         ByteBuffer[] f = fills != null ? fills : new ByteBuffer[n];
         ByteBuffer whole = ByteBuffer.allocate(bs);
-        origin.read(block * bs, whole);
+        fromOrigin(block * bs, whole, ahead);
         long from = Math.max(offset, block * bs);
         long to = Math.min(offset + len, (block + 1) * bs);
         dst.put(base + (int) (from - offset), whole, (int) (from - block * bs), (int) (to - from));
         f[i] = whole;
         return f;
+    }
+
+    /** The origin's bytes at {@code from} into {@code dst}: from the readahead's extent when there is one (it covers the read). */
+    private void fromOrigin(long from, ByteBuffer dst, Readahead ahead) throws IOException {
+        if (ahead != null) {
+            ahead.copy(from, dst);
+        } else {
+            origin.read(from, dst);
+        }
     }
 
     /** Serves the part of {@code block} inside the read from its slot; a cache read error falls back to the origin. */
@@ -420,7 +442,7 @@ public final class ReadCache implements CacheTarget {
     public void message(String key, String value) throws IOException {
         switch (key) {
             case "policy" -> binding.switchTo(this, value == null ? "" : value.trim(), tunables.get().policy());
-            case Tunables.SEQUENTIAL_CUTOFF, Tunables.WRITE_PROMOTE -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
+            case Tunables.SEQUENTIAL_CUTOFF, Tunables.WRITE_PROMOTE, Tunables.READAHEAD -> tunables.update(t -> t.withOwn(key, value == null ? "" : value));
             case "mode" -> setMode(CacheMode.parse(value));
             case CacheTarget.Actions.INVALIDATE -> {
                 if (!CacheTarget.Actions.ALL.equals(value == null ? "" : value.trim())) {
@@ -433,7 +455,7 @@ public final class ReadCache implements CacheTarget {
             default -> {
                 if (!state.setPolicyTunable(key, value)) {
                     throw new InvalidArgumentException("readcache: no tunable '" + key + "'; tunables: policy, mode, "
-                            + "sequential_cutoff, write_promote, invalidate=all and those of the policy ('" + binding.wanted() + "')");
+                            + "sequential_cutoff, write_promote, readahead, invalidate=all and those of the policy ('" + binding.wanted() + "')");
                 }
                 tunables.update(t -> t.withPolicy(key, value));
             }

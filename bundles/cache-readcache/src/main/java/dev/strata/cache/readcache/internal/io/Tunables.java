@@ -19,7 +19,13 @@ public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
     static final String WRITE_PROMOTE = "write_promote";
     static final Tunable<Boolean> PROMOTE_WRITES = Tunable.bool(WRITE_PROMOTE, false,
             "a write keeps its blocks cached as clean copies of the written data, when the policy admits them");
-    static final TunableTable TABLE = new TunableTable("readcache", List.of(CUTOFF, PROMOTE_WRITES));
+    static final String READAHEAD = "readahead";
+    /** bcache's {@code readahead}: a miss reads up to this much around it, for free slots only. */
+    static final Tunable<Long> READ_AHEAD = Tunable.size(READAHEAD, 0, 0, 1L << 20,
+            "a read miss reads the aligned extent of this many bytes around it from the origin in one request and "
+                    + "caches the extent's other blocks in free slots, never evicting for them (0: off)")
+            .check(v -> v == 0 || (v >= 4096 && Long.bitCount(v) == 1), "is not 0 (off) or a power of two from 4 KiB to 1 MiB");
+    static final TunableTable TABLE = new TunableTable("readcache", List.of(CUTOFF, PROMOTE_WRITES, READ_AHEAD));
     public static final Tunables DEFAULTS = new Tunables(TABLE.defaults(), Map.of());
 
     public Tunables {
@@ -48,6 +54,16 @@ public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
 
     public long sequentialCutoff() {
         return own.get(CUTOFF);
+    }
+
+    /** A copy with {@code readahead} set to {@code v} (checked: one clear line if bad). */
+    public Tunables withReadahead(String v) {
+        return withOwn(READAHEAD, v);
+    }
+
+    /** The readahead extent in bytes (0: off). */
+    public long readahead() {
+        return own.get(READ_AHEAD);
     }
 
     public boolean writePromote() {

@@ -23,6 +23,8 @@ class ReadcacheCrashModelTest {
     private static final CrashStats STATS = new CrashStats();
     /** write_promote=on on its own: at least 1,000 crashes (ten times more in a soak run). */
     private static final CrashStats WRITE_PROMOTE = new CrashStats();
+    /** readahead=16K (neighbours promoted into free slots) on its own: at least 1,000 crashes too. */
+    private static final CrashStats READAHEAD = new CrashStats();
 
     @Property(tries = 200)
     void lruRereading(@ForAll("ops") List<CrashOp> ops) {
@@ -49,6 +51,17 @@ class ReadcacheCrashModelTest {
         CrashModelRunner.run(new ReadcacheSubject("readcache-write-promote-wtinylfu", "wtinylfu", false, true), ops, WRITE_PROMOTE);
     }
 
+    @Property(tries = 100)
+    void readaheadLru(@ForAll("ops") List<CrashOp> ops) {
+        CrashModelRunner.run(new ReadcacheSubject("readcache-readahead-lru", "lru", true, false, "16K"), ops, READAHEAD);
+    }
+
+    @Property(tries = 100)
+    void readaheadWritePromoteWtinylfu(@ForAll("ops") List<CrashOp> ops) {
+        CrashModelRunner.run(new ReadcacheSubject("readcache-readahead-write-promote-wtinylfu", "wtinylfu", true, true, "16K"),
+                ops, READAHEAD);
+    }
+
     @Provide
     Arbitrary<List<CrashOp>> ops() {
         return CrashOps.sequences(new ReadcacheSubject("x", "lru", true).workload());
@@ -65,5 +78,10 @@ class ReadcacheCrashModelTest {
         System.out.println(WRITE_PROMOTE.report("readcache write_promote=on"));
         assertTrue(WRITE_PROMOTE.crashes() >= 1000L * CrashSoak.factor(), "crashes: " + WRITE_PROMOTE.crashes());
         assertTrue(WRITE_PROMOTE.mismatches() == 0);
+        CrashModelRunner.untilCrashes(new ReadcacheSubject("readcache-readahead-lru", "lru", true, false, "16K"), READAHEAD,
+                1000L * CrashSoak.factor(), 1000);
+        System.out.println(READAHEAD.report("readcache readahead=16K"));
+        assertTrue(READAHEAD.crashes() >= 1000L * CrashSoak.factor(), "crashes: " + READAHEAD.crashes());
+        assertTrue(READAHEAD.mismatches() == 0);
     }
 }

@@ -22,16 +22,23 @@ final class ReadcacheSubject implements CrashTestSubject {
     private final String policy;
     private final boolean reread;
     private final boolean writePromote;
+    /** The readahead tunable ("0": off). */
+    private final String readahead;
 
     ReadcacheSubject(String name, String policy, boolean reread) {
         this(name, policy, reread, false);
     }
 
     ReadcacheSubject(String name, String policy, boolean reread, boolean writePromote) {
+        this(name, policy, reread, writePromote, "0");
+    }
+
+    ReadcacheSubject(String name, String policy, boolean reread, boolean writePromote, String readahead) {
         this.name = name;
         this.policy = policy;
         this.reread = reread;
         this.writePromote = writePromote;
+        this.readahead = readahead;
     }
 
     @Override
@@ -57,6 +64,7 @@ final class ReadcacheSubject implements CrashTestSubject {
     private BlockDevice open(List<BlockDevice> d) throws IOException {
         Opener.Options o = Opener.withPolicy(Opener.options(TestPolicies.all()), policy);
         o = Opener.withWritePromote(Opener.withTunables(o, 0, Map.of()), writePromote);
+        o = Opener.withReadahead(o, readahead);
         BlockDevice rc = Opener.open(name, d.get(0), d.get(1), o);
         return reread ? new Rereading(rc) : rc;
     }

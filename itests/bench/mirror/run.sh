@@ -19,7 +19,8 @@
 #         4 KiB random reads on a mirror of one file and one spindle leg (one leg far busier),
 #         read_policy=round_robin vs least_loaded. Systems alternate within each repetition; every
 #         export runs each workload once unmeasured first (the JIT), and the file mirror's writes are
-#         measured twice, write_fanout=parallel (the default) and write_fanout=caller. For the file
+#         (and the spindle mirror's) measured twice, write_fanout=parallel (the default) and
+#         write_fanout=caller. For the file
 #         legs the CPU table: CPU of the Strata JVM and of fio per GiB and per request, the cores both
 #         used while fio ran, the whole machine's busy share, context switches per request, and the
 #         bound a CPU-bound machine sets (CPU per GiB of the leg alone / of the mirror).
@@ -170,7 +171,7 @@ if wanted fio; then
         strata_cmd "dev:status --bytes $1" || { echo "0 0 0"; return; }
         awk '$(NF-1)=="requests"{r=$NF} $(NF-1)=="seeks"{s=$NF} $(NF-1)=="bytes"{b=$NF} END{print r+0, s+0, b+0}' <<<"$STRATA_OUT"
     }
-    declare -A SPINDLES=([xsa]=xsa [xsb]=xsb [mspin]="sa sb")
+    declare -A SPINDLES=([xsa]=xsa [xsb]=xsb [mspin]="sa sb" [mspin_caller]="sa sb")
     machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; } # busy, idle+iowait
     strata_ctx() { # voluntary, involuntary context switches of the Strata JVM's live threads
         cat /proc/"${PGIDS[strata]}"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt/ { v += $2 } /^nonvoluntary_ctxt/ { n += $2 } END { print v + 0, n + 0 }'
@@ -233,6 +234,10 @@ if wanted fio; then
         fi
         if kind spindle; then
             for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
+            # legs that wait (a modelled disk each): what writing them one after the other costs
+            strata_must "dev:message mspin write_fanout caller"
+            EXPORT=mspin measure seqwrite-1m-spindle mspin_caller "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"
+            strata_must "dev:message mspin write_fanout parallel"
             for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
         fi
         if kind direct; then
@@ -276,7 +281,8 @@ if wanted fio; then
         echo "|---|---|---|---|---|---|---|"
         for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "seqwrite-1m file 4 MiB/s ≥0.9 mfile_caller xa xb" \
                    "randread-4k file 5 IOPS ≥1.5 mfile xa" \
-                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa" \
+                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin_caller xsa xsb" \
+                   "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa" \
                    "seqwrite-1m-direct direct 4 MiB/s ≥0.9 mdirect xda xdb" "randread-4k-direct direct 5 IOPS ≥1.5 mdirect xda"; do
             read -r w lk f unit goal m legs <<<"$row"
             kind "$lk" || continue
@@ -286,7 +292,7 @@ if wanted fio; then
             for l in $legs; do alone="$alone${alone:+ / }$(med "$w" "$l" "$f")"; done
             base=${w%-spindle}; base=${base%-direct}
             note=""
-            [ "$m" = mfile_caller ] && note=" (write_fanout=caller)"
+            [[ "$m" == *_caller ]] && note=" (write_fanout=caller)"
             echo "| $base | two $lk legs$note | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
         done
         echo

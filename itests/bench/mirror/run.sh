@@ -2,6 +2,7 @@
 # Mirror benchmarks (issue 15; not tests), every ratio from one run. Usage:
 #
 #   itests/bench/mirror/run.sh [--quick] [--reps N] [--out DIR] [--only inproc,io,fio]
+#                              [--kinds file,spindle,direct,uneven]
 #
 # inproc  MirrorBench.java in one JVM over files on the local disk (no NBD): (a) resync after a
 #         crash — bytes resynced against dirty regions × region size, legs compared; (c) log round
@@ -16,7 +17,14 @@
 #         model: one request at a time, as a disk serves them) where spreading reads can pay, and
 #         over two direct legs (O_DIRECT files: no page cache, but both on the same disk). Then
 #         4 KiB random reads on a mirror of one file and one spindle leg (one leg far busier),
-#         read_policy=round_robin vs least_loaded. Systems alternate within each repetition.
+#         read_policy=round_robin vs least_loaded. Systems alternate within each repetition; every
+#         export runs each workload once unmeasured first (the JIT), and the file mirror's writes are
+#         (and the spindle mirror's) measured twice, write_fanout=parallel (the default) and
+#         write_fanout=caller. For the file
+#         legs the CPU table: CPU of the Strata JVM and of fio per GiB and per request, the cores both
+#         used while fio ran, the whole machine's busy share, context switches per request, and the
+#         bound a CPU-bound machine sets (CPU per GiB of the leg alone / of the mirror).
+#         --kinds picks leg kinds (default all four).
 # Writes summary.md (uptime at start and end, the tables, the ratios), raw.tsv, fio JSON and logs
 # under --out (default itests/bench/target/mirror-DATE). Needs fio, jq, nbdinfo, a JDK and the
 # built distribution (mvn -B -q -DskipTests package).
@@ -26,14 +34,15 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH=$(cd "$HERE/.." && pwd)
 ROOT=$(cd "$BENCH/../.." && pwd)
 JOBS=$BENCH/jobs
-QUICK=0 REPS="" OUT="" ONLY=""
+QUICK=0 REPS="" OUT="" ONLY="" KINDS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1 ;;
         --reps) REPS=${2:?--reps needs a number}; shift ;;
         --out) OUT=${2:?--out needs a directory}; shift ;;
         --only) ONLY=${2:?--only needs a list}; shift ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --kinds) KINDS=${2:?--kinds needs a list}; shift ;;
+        -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "mirror bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -41,6 +50,10 @@ done
 [ -n "$REPS" ] || { [ $QUICK -eq 1 ] && REPS=2 || REPS=3; }
 case "$REPS" in ''|*[!0-9]*|0) echo "mirror bench: --reps needs a positive number" >&2; exit 2 ;; esac
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+kind() { [ -z "$KINDS" ] || [[ ",$KINDS," == *",$1,"* ]]; }
+for k in ${KINDS//,/ }; do
+    case "$k" in file|spindle|direct|uneven) ;; *) echo "mirror bench: --kinds: '$k' is none of file, spindle, direct, uneven" >&2; exit 2 ;; esac
+done
 for t in fio jq nbdinfo setsid fallocate javac java; do
     command -v "$t" >/dev/null 2>&1 || { echo "mirror bench: '$t' not found; see itests/bench/README.md (What it needs)" >&2; exit 1; }
 done
@@ -145,7 +158,10 @@ if wanted fio; then
     for e in mfile mspin xa xb xsa xsb mdirect xda xdb muneven; do strata_export "$e" "$e"; done
     uri() { echo "nbd://127.0.0.1:${STRATA_PORT[$1]}/$1"; }
     # the regions the workloads touch are written once through every system first
-    for e in mfile xa xb mdirect xda; do
+    PREP=""
+    kind file && PREP="mfile xa xb"
+    kind direct && PREP="$PREP mdirect xda"
+    for e in $PREP; do
         BENCH_REGION=$REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-$e.json" "" "$JOBS/prep-fill.fio" \
             --ioengine=nbd --uri="$(uri "$e")" || die "prefill of $e failed"
     done
@@ -155,17 +171,32 @@ if wanted fio; then
         strata_cmd "dev:status --bytes $1" || { echo "0 0 0"; return; }
         awk '$(NF-1)=="requests"{r=$NF} $(NF-1)=="seeks"{s=$NF} $(NF-1)=="bytes"{b=$NF} END{print r+0, s+0, b+0}' <<<"$STRATA_OUT"
     }
-    declare -A SPINDLES=([xsa]=xsa [xsb]=xsb [mspin]="sa sb")
+    declare -A SPINDLES=([xsa]=xsa [xsb]=xsb [mspin]="sa sb" [mspin_caller]="sa sb")
+    machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; } # busy, idle+iowait
+    strata_ctx() { # voluntary, involuntary context switches of the Strata JVM's live threads
+        cat /proc/"${PGIDS[strata]}"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt/ { v += $2 } /^nonvoluntary_ctxt/ { n += $2 } END { print v + 0, n + 0 }'
+    }
     measure() { # WORKLOAD SYSTEM REP JOB [REGION]; EXPORT=NAME when the system is not an export's name
         local w=$1 s=$2 rep=$3 job=$4 region=${5:-$REGION} out=$RESULTS/json/$1-$2-$3.json d
         local -A before=()
         if [ "$w" = seqwrite-1m-spindle ]; then
             for d in ${SPINDLES[$s]}; do before[$d]=$(spin_counters "$d"); done
         fi
+        local st0 st1 cs0 cs1
+        st0=$(machine_ticks); cs0=$(strata_ctx)
         if BENCH_REGION=$region BENCH_IO=$IO BENCH_RUNTIME=$RUNTIME run_fio_job "$out" "${PGIDS[strata]}" "$job" \
             --ioengine=nbd --uri="$(uri "${EXPORT:-$s}")"; then
+            st1=$(machine_ticks); cs1=$(strata_ctx)
             read -r mibs iops p99 cpu bytes secs <<<"$FIO_RESULT"
             record "$w" "$s" "$rep" "$mibs" "$iops" "$p99" "$cpu" "$bytes" "$secs" ""
+            # fio's own CPU (its job's usr+sys share of its runtime), the machine's busy share, the
+            # Strata JVM's context switches: workload system rep fio_cpu_s fio_runtime_s busy% vol invol
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$s" "$rep" \
+                "$(jq -r '.jobs[0] | "\((.usr_cpu + .sys_cpu) / 100 * .job_runtime / 1000)\t\(.job_runtime / 1000)"' "$out")" \
+                "$(awk -v a="$st0" -v b="$st1" 'BEGIN { split(a, x, " "); split(b, y, " "); t = (y[1] - x[1]) + (y[2] - x[2]);
+                    if (t > 0) printf "%.0f", 100 * (y[1] - x[1]) / t }')" \
+                "$(awk -v a="$cs0" -v b="$cs1" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%d\t%d", y[1] - x[1], y[2] - x[2] }')" \
+                >>"$RESULTS/cpu.tsv"
             say "$w rep $rep $s: $mibs MiB/s, $iops IOPS, p99 $p99 us"
             for d in "${!before[@]}"; do
                 read -r r0 s0 b0 <<<"${before[$d]}"
@@ -177,19 +208,48 @@ if wanted fio; then
         fi
     }
     SPIN_REGION=64M
-    BENCH_REGION=$SPIN_REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-muneven.json" "" "$JOBS/prep-fill.fio" \
-        --ioengine=nbd --uri="$(uri muneven)" || die "prefill of muneven failed"
+    if kind uneven; then
+        BENCH_REGION=$SPIN_REGION BENCH_BS=1m run_fio_job "$RESULTS/json/prep-muneven.json" "" "$JOBS/prep-fill.fio" \
+            --ioengine=nbd --uri="$(uri muneven)" || die "prefill of muneven failed"
+    fi
+    # every export once through each workload, unmeasured: the first system measured would
+    # otherwise pay for the JIT (C2 threads are part of the Strata JVM's CPU)
+    warm() { # EXPORT REGION
+        local j
+        for j in seqwrite-1m randread-4k; do
+            BENCH_REGION=$2 BENCH_IO=$IO BENCH_RUNTIME=1 run_fio_job "$RESULTS/json/warm-$j-$1.json" "" "$JOBS/$j.fio" \
+                --ioengine=nbd --uri="$(uri "$1")" || die "warm-up of $1 failed"
+        done
+    }
+    kind file && { warm xa "$REGION"; warm mfile "$REGION"; }
+    kind direct && { warm xda "$REGION"; warm mdirect "$REGION"; }
+    kind spindle && { warm xsa "$SPIN_REGION"; warm mspin "$SPIN_REGION"; }
     for ((rep = 1; rep <= REPS; rep++)); do
-        for s in xa xb mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
-        for s in xa mfile; do measure randread-4k "$s" "$rep" "$JOBS/randread-4k.fio"; done
-        for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
-        for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
-        for s in xda xdb mdirect; do measure seqwrite-1m-direct "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
-        for s in xda mdirect; do measure randread-4k-direct "$s" "$rep" "$JOBS/randread-4k.fio"; done
-        strata_must "dev:message muneven read_policy round_robin"
-        EXPORT=muneven measure randread-4k-uneven round_robin "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
-        strata_must "dev:message muneven read_policy least_loaded"
-        EXPORT=muneven measure randread-4k-uneven least_loaded "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
+        if kind file; then
+            for s in xa xb mfile; do measure seqwrite-1m "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
+            strata_must "dev:message mfile write_fanout caller"
+            EXPORT=mfile measure seqwrite-1m mfile_caller "$rep" "$JOBS/seqwrite-1m.fio"
+            strata_must "dev:message mfile write_fanout parallel"
+            for s in xa mfile; do measure randread-4k "$s" "$rep" "$JOBS/randread-4k.fio"; done
+        fi
+        if kind spindle; then
+            for s in xsa xsb mspin; do measure seqwrite-1m-spindle "$s" "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"; done
+            # legs that wait (a modelled disk each): what writing them one after the other costs
+            strata_must "dev:message mspin write_fanout caller"
+            EXPORT=mspin measure seqwrite-1m-spindle mspin_caller "$rep" "$JOBS/seqwrite-1m.fio" "$SPIN_REGION"
+            strata_must "dev:message mspin write_fanout parallel"
+            for s in xsa mspin; do measure randread-4k-spindle "$s" "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"; done
+        fi
+        if kind direct; then
+            for s in xda xdb mdirect; do measure seqwrite-1m-direct "$s" "$rep" "$JOBS/seqwrite-1m.fio"; done
+            for s in xda mdirect; do measure randread-4k-direct "$s" "$rep" "$JOBS/randread-4k.fio"; done
+        fi
+        if kind uneven; then
+            strata_must "dev:message muneven read_policy round_robin"
+            EXPORT=muneven measure randread-4k-uneven round_robin "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
+            strata_must "dev:message muneven read_policy least_loaded"
+            EXPORT=muneven measure randread-4k-uneven least_loaded "$rep" "$JOBS/randread-4k.fio" "$SPIN_REGION"
+        fi
     done
     strata_cmd "mirror:status" && { echo "--- mirror:status after the run"; cat <<<"$STRATA_OUT"; } >"$RESULTS/status.txt"
     # medians, and the ratio of each repetition (the systems of one repetition ran back to back,
@@ -219,23 +279,66 @@ if wanted fio; then
         echo
         echo "| workload | legs | leg alone (median) | mirror (median) | mirror / leg, per repetition | median ratio | goal |"
         echo "|---|---|---|---|---|---|---|"
-        for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "randread-4k file 5 IOPS ≥1.5 mfile xa" \
-                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa" \
+        for row in "seqwrite-1m file 4 MiB/s ≥0.9 mfile xa xb" "seqwrite-1m file 4 MiB/s ≥0.9 mfile_caller xa xb" \
+                   "randread-4k file 5 IOPS ≥1.5 mfile xa" \
+                   "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin xsa xsb" "seqwrite-1m-spindle spindle 4 MiB/s ≥0.9 mspin_caller xsa xsb" \
+                   "randread-4k-spindle spindle 5 IOPS ≥1.5 mspin xsa" \
                    "seqwrite-1m-direct direct 4 MiB/s ≥0.9 mdirect xda xdb" "randread-4k-direct direct 5 IOPS ≥1.5 mdirect xda"; do
-            read -r w kind f unit goal m legs <<<"$row"
+            read -r w lk f unit goal m legs <<<"$row"
+            kind "$lk" || continue
             # shellcheck disable=SC2086
             ratios=$(rep_ratios "$w" "$m" "$f" $legs)
             alone=""
             for l in $legs; do alone="$alone${alone:+ / }$(med "$w" "$l" "$f")"; done
             base=${w%-spindle}; base=${base%-direct}
-            echo "| $base | two $kind legs | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
+            note=""
+            [[ "$m" == *_caller ]] && note=" (write_fanout=caller)"
+            echo "| $base | two $lk legs$note | $alone $unit | $(med "$w" "$m" "$f") $unit | $(tr '\n' ' ' <<<"$ratios")| $(median <<<"$ratios")× | $goal× |"
         done
         echo
         echo "(seqwrite: against the slower of the two legs alone in the same repetition; randread: against one leg.)"
-        echo "CPU of the Strata JVM per GiB written (median): file $(cpu_per_gib seqwrite-1m xa) alone, $(cpu_per_gib seqwrite-1m mfile) mirror;" \
-             "direct $(cpu_per_gib seqwrite-1m-direct xda) alone, $(cpu_per_gib seqwrite-1m-direct mdirect) mirror (s/GiB)."
+        kind file && echo "CPU of the Strata JVM per GiB written (median): file $(cpu_per_gib seqwrite-1m xa) alone, $(cpu_per_gib seqwrite-1m mfile) mirror;"
+        kind direct && echo "direct $(cpu_per_gib seqwrite-1m-direct xda) alone, $(cpu_per_gib seqwrite-1m-direct mdirect) mirror (s/GiB)."
         echo
-        echo "Uneven legs (one file, one spindle), 4 KiB random reads, IOPS per repetition: round_robin $(vals randread-4k-uneven round_robin 5)," \
+        if kind file && [ -s "$RESULTS/cpu.tsv" ]; then
+            echo "### Where the CPU goes, file legs (medians of $REPS repetitions)"
+            echo
+            echo "Strata = the Strata JVM (every thread, /proc); fio = its job's usr+sys; cores = (Strata + fio CPU) / fio's runtime;"
+            echo "machine = busy share of both cores (/proc/stat, everything on the machine); ctx = the JVM's context switches per request."
+            echo
+            echo "| workload | system | MiB/s | IOPS | Strata s/GiB | Strata µs/req | fio s/GiB | fio µs/req | cores | machine busy | ctx/req |"
+            echo "|---|---|---|---|---|---|---|---|---|---|---|"
+            for ws in "seqwrite-1m xa" "seqwrite-1m xb" "seqwrite-1m mfile" "seqwrite-1m mfile_caller" "randread-4k xa" "randread-4k mfile"; do
+                read -r w sy <<<"$ws"
+                awk -F'\t' -v w="$w" -v s="$sy" -v OFS=' | ' '
+                    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                        return n == 0 ? 0 : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) }
+                    FNR == 1 { f++ }
+                    f == 1 && $1 == w && $2 == s && $8 > 0 { mibs[$3] = $4; iops[$3] = $5; cpu[$3] = $7; bytes[$3] = $8 }
+                    f == 2 && $1 == w && $2 == s && ($3 in bytes) { n++; g = bytes[$3] / 1073741824; q = bytes[$3] / (w ~ /randread/ ? 4096 : 1048576)
+                        a1[n] = mibs[$3]; a2[n] = iops[$3]; a3[n] = cpu[$3] / g; a4[n] = cpu[$3] / q * 1e6; a5[n] = $4 / g; a6[n] = $4 / q * 1e6
+                        a7[n] = $5 > 0 ? (cpu[$3] + $4) / $5 : 0; a8[n] = $6; a9[n] = ($7 + $8) / q }
+                    END { if (n) printf "| %s | %s | %.0f | %.0f | %.3f | %.2f | %.3f | %.2f | %.2f | %.0f%% | %.2f |\n", w, s,
+                        med(a1, n), med(a2, n), med(a3, n), med(a4, n), med(a5, n), med(a6, n), med(a7, n), med(a8, n), med(a9, n) }' \
+                    "$RESULTS/raw.tsv" "$RESULTS/cpu.tsv"
+            done
+            echo
+            # if both cores are saturated, throughput goes as 1 / (CPU per GiB of Strata + fio): the bound
+            bound() { # WORKLOAD MIRROR LEG…: per repetition, (Strata + fio CPU per GiB) of the legs' mean / of the mirror
+                local w=$1 m=$2; shift 2
+                awk -F'\t' -v w="$w" -v m="$m" -v legs=" $* " '
+                    FNR == 1 { f++ }
+                    f == 1 && $1 == w && $8 > 0 { cpu[$2, $3] = $7; g[$2, $3] = $8 / 1073741824 }
+                    f == 2 && $1 == w && (($2, $3) in g) { per[$2, $3] = (cpu[$2, $3] + $4) / g[$2, $3]; reps[$3] = 1 }
+                    END { for (r in reps) { sum = 0; k = 0; for (l in per) { split(l, x, SUBSEP); if (x[2] == r && index(legs, " " x[1] " ")) { sum += per[l]; k++ } }
+                            if (k && ((m, r) in per)) printf "%.2f\n", (sum / k) / per[m, r] } }' "$RESULTS/raw.tsv" "$RESULTS/cpu.tsv" | sort -g | tr '\n' ' '
+            }
+            echo "CPU bound (the leg's CPU per GiB, Strata + fio, / the mirror's; what the throughput ratio comes to when both cores are"
+            echo "saturated), per repetition, sorted: seq. writes $(bound seqwrite-1m mfile xa xb)(parallel), $(bound seqwrite-1m mfile_caller xa xb)(caller);" \
+                 "random reads $(bound randread-4k mfile xa)."
+            echo
+        fi
+        kind uneven && echo "Uneven legs (one file, one spindle), 4 KiB random reads, IOPS per repetition: round_robin $(vals randread-4k-uneven round_robin 5)," \
              "least_loaded $(vals randread-4k-uneven least_loaded 5); least_loaded / round_robin per repetition: $(tr '\n' ' ' <<<"$(rep_ratios randread-4k-uneven least_loaded 5 round_robin)")"
         if [ -s "$RESULTS/spindle.tsv" ]; then
             echo

@@ -42,6 +42,9 @@ final class Render {
                 + count(s.number("writes_hot")) + " into marked regions), " + count(s.number("flushes")) + " flushes");
         String settings = "integrated_flush=" + s.get("integrated_flush") + " clear_delay=" + s.get("clear_delay_ms")
                 + "ms read_policy=" + s.get("read_policy");
+        if (!s.get("write_fanout").isEmpty()) {
+            settings += " write_fanout=" + s.get("write_fanout");
+        }
         if (!s.get("auto_recover").isEmpty()) {
             settings += " auto_recover=" + s.get("auto_recover") + " (" + count(s.number("auto_recoveries")) + " so far)";
         }

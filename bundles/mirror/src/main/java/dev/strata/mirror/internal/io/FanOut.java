@@ -18,6 +18,13 @@ import java.util.concurrent.locks.LockSupport;
  * its buffer's position; two legs writing at once cannot share one). The cached thread pool this
  * replaces allocated a queue node, a {@code Future} and lists per request and handed the work
  * through a shared queue every caller contended on.
+ *
+ * <p>With {@link #callerRuns(boolean) callerRuns} the calling thread writes every leg itself, one
+ * after the other, and no helper is involved ({@code write_fanout=caller}). A handoff costs a
+ * wake-up and a copy from a buffer that is warm in another core's cache; where a leg's write is
+ * CPU work (a page-cache copy) and every core is already busy with other requests, that buys no
+ * parallelism and about 0.1 s of CPU per GiB written (docs/benchmarks.md, "Mirror over two
+ * `file` legs"). Where a leg waits on a device, running the legs in parallel halves the latency.
  */
 final class FanOut {
     enum Kind { WRITE, ZEROES, FLUSH }
@@ -33,6 +40,7 @@ final class FanOut {
     /** Shared with the helpers, which hold nothing of the mirror while idle (see {@link Helper}). */
     private final Set<Helper> live = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean callerRuns;
 
     FanOut(String name, Legs legs) {
         this.name = name;
@@ -56,12 +64,26 @@ final class FanOut {
         return r;
     }
 
+    /** Whether the calling thread writes every leg itself ({@code write_fanout=caller}). */
+    void callerRuns(boolean b) {
+        callerRuns = b;
+    }
+
+    boolean callerRuns() {
+        return callerRuns;
+    }
+
     /**
-     * Runs {@code r} on every leg in {@code mask} in parallel; {@code r.errors[leg]} holds each
+     * Runs {@code r} on every leg in {@code mask} in parallel (or one after the other on the calling
+     * thread, with {@link #callerRuns(boolean)}); {@code r.errors[leg]} holds each
      * leg's failure. Returns only when every leg's part is done, whatever happened (a leg's I/O
      * under way must have a known outcome before the request is answered).
      */
     void run(Request r, int mask) {
+        if (callerRuns) {
+            runHere(r, mask);
+            return;
+        }
         int self = Integer.numberOfTrailingZeros(mask);
         int others = mask & ~(1 << self);
         // the views are taken before this thread's leg consumes the caller's buffer
@@ -107,6 +129,35 @@ final class FanOut {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        if (failure instanceof RuntimeException re) {
+            throw re;
+        } else if (failure instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** Every leg's part of {@code r} on the calling thread, in turn; a leg that throws does not stop the others. */
+    private void runHere(Request r, int mask) {
+        for (int leg = 0; leg < r.errors.length; leg++) {
+            r.errors[leg] = null;
+        }
+        if (r.counted) {
+            legs.loadAll(mask, 1);
+        }
+        int last = 31 - Integer.numberOfLeadingZeros(mask);
+        Throwable failure = null;
+        for (int m = mask; m != 0; m &= m - 1) {
+            int leg = Integer.numberOfTrailingZeros(m);
+            // the last leg consumes the caller's buffer; each earlier one a view taken before that
+            ByteBuffer buf = r.src == null || leg == last ? r.src : r.src.duplicate();
+            try {
+                r.errors[leg] = runLeg(r, leg, buf);
+            } catch (RuntimeException | Error t) {
+                failure = failure == null ? t : failure;
+            }
+        }
+        r.src = null;
+        r.legs = null;
         if (failure instanceof RuntimeException re) {
             throw re;
         } else if (failure instanceof Error e) {

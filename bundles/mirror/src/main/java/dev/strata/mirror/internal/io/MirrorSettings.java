@@ -110,6 +110,17 @@ public record MirrorSettings(List<String> legs, long regionSize, String logDevic
         throw new InvalidArgumentException("mirror: integrated_flush=" + v + " is not a boolean; use true or false");
     }
 
+    /** {@code write_fanout}: whether the calling thread writes every leg itself ({@code caller}) or legs run in parallel. */
+    static boolean writeFanoutCaller(String v) {
+        if ("caller".equals(v)) {
+            return true;
+        }
+        if ("parallel".equals(v)) {
+            return false;
+        }
+        throw new InvalidArgumentException("mirror: write_fanout=" + v + " is unknown; use parallel or caller");
+    }
+
     /** {@code clear_delay} in milliseconds, 0 to one hour. */
     static long clearDelayMillis(String v) {
         long ms;

@@ -505,11 +505,12 @@ public final class MirrorTarget implements Target {
                 }
                 readPolicy = p;
             }
+            case "write_fanout" -> fanOut.callerRuns(MirrorSettings.writeFanoutCaller(value));
             case "clear_delay" -> tracker.clearDelayNanos(MirrorSettings.clearDelayMillis(value) * 1_000_000L);
             case "integrated_flush" -> tracker.integrated(MirrorSettings.integratedFlush(value));
             case "resync" -> resync(ResyncRequest.regions(value, tracker));
             default -> throw new InvalidArgumentException("mirror: no tunable or action '" + key
-                    + "'; use recover=LEG, fail=LEG, resync=dirty|all, read_policy=round_robin|least_loaded, clear_delay=MS"
+                    + "'; use recover=LEG, fail=LEG, resync=dirty|all, read_policy=round_robin|least_loaded, write_fanout=parallel|caller, clear_delay=MS"
                     + " or integrated_flush=true|false");
         }
     }
@@ -529,7 +530,9 @@ public final class MirrorTarget implements Target {
 
     @Override
     public Map<String, String> status() {
-        return MirrorStatus.render(log, regionSize, tracker, legs, legFailures, prober, resync, readPolicy);
+        Map<String, String> m = MirrorStatus.render(log, regionSize, tracker, legs, legFailures, prober, resync, readPolicy);
+        m.put("write_fanout", fanOut.callerRuns() ? "caller" : "parallel");
+        return m;
     }
 
     /** The regions the log holds marked now (tests). */

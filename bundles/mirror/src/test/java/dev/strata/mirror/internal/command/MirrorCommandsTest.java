@@ -215,7 +215,7 @@ class MirrorCommandsTest {
         assertTrue(s.contains("  log       " + st.get("log_round_trips_per_flush") + " round trips per flush, "
                 + st.get("log_round_trips_per_write") + " per write (" + st.get("log_round_trips") + " round trips: "), s);
         assertTrue(s.contains("  writes    40 ("), s);
-        assertTrue(s.contains("settings  integrated_flush=true clear_delay=3000ms read_policy=round_robin"), s);
+        assertTrue(s.contains("settings  integrated_flush=true clear_delay=3000ms read_policy=round_robin write_fanout=parallel"), s);
         assertEquals(s, run("mirror:status"), "without a name: every mirror, here the one");
         assertFalse(s.contains("degraded"), s);
     }

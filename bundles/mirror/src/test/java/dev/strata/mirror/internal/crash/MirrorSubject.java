@@ -16,7 +16,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A two-leg mirror with a {@code disk:} log over crashable devices (legs of 1 MiB, 8 KiB regions,
+ * A two-leg mirror with a {@code disk:} log over crashable devices, every other open with
+ * {@code write_fanout=caller} (legs of 1 MiB, 8 KiB regions,
  * so the workload's 256 KiB span 32 regions). Background work is a batch of resync and a
  * clear-only commit on a clock that jumps past {@code clear_delay}, so crashes also land in the
  * middle of a resync and of a clear.
@@ -28,6 +29,7 @@ final class MirrorSubject implements CrashTestSubject {
     static final long REGION = 8192;
     static final long LEG = 1 << 20;
     private final AtomicLong clock = new AtomicLong();
+    private final AtomicLong opens = new AtomicLong();
 
     @Override
     public String name() {
@@ -49,9 +51,14 @@ final class MirrorSubject implements CrashTestSubject {
         return open(d);
     }
 
+    /** Every other open writes its legs one after the other on the caller ({@code write_fanout=caller}). */
     private MirrorTarget open(List<BlockDevice> d) throws IOException {
-        return MirrorTarget.open("m", List.of("a", "b"), List.of(d.get(0), d.get(1)), new DiskLog("log", d.get(2)), REGION,
+        MirrorTarget m = MirrorTarget.open("m", List.of("a", "b"), List.of(d.get(0), d.get(1)), new DiskLog("log", d.get(2)), REGION,
                 MirrorTarget.Options.defaults().withManual(true).withNosync(true).withClock(clock::get));
+        if ((opens.getAndIncrement() & 1) == 1) {
+            m.message("write_fanout", "caller");
+        }
+        return m;
     }
 
     @Override

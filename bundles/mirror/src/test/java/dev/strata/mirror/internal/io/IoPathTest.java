@@ -1,9 +1,12 @@
 package dev.strata.mirror.internal.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.strata.api.BlockDevice;
+import dev.strata.api.InvalidArgumentException;
 import dev.strata.mirror.internal.log.CoreLog;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -18,7 +21,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The mirror's I/O path (docs/benchmarks.md, "Mirror (issue 15)"): a write runs on both legs at
  * the same time, each calling thread keeps one helper thread per further leg, reads and writes
- * into marked regions allocate (next to) nothing, and least-loaded reads avoid a busy leg.
+ * into marked regions allocate (next to) nothing, and least-loaded reads avoid a busy leg;
+ * {@code write_fanout=caller} writes every leg on the calling thread.
  */
 class IoPathTest {
     static final int SIZE = 8 << 20;
@@ -214,6 +218,68 @@ class IoPathTest {
         }
         assertEquals("200", m.status().get("reads.a"));
         assertEquals("100", m.status().get("reads.b"));
+        m.close();
+    }
+
+    @Test
+    void callerFanOutWritesEveryLegOnTheCallingThreadAndParallelComesBack() throws Exception {
+        Mem a = new Mem();
+        Mem b = new Mem();
+        MirrorTarget m = mirror(a, b, ReadPolicy.ROUND_ROBIN);
+        assertEquals("parallel", m.status().get("write_fanout"), "the default");
+        m.message("write_fanout", "caller");
+        assertEquals("caller", m.status().get("write_fanout"));
+        AtomicReference<Thread> onA = new AtomicReference<>();
+        AtomicReference<Thread> onB = new AtomicReference<>();
+        a.gate = () -> onA.set(Thread.currentThread());
+        b.gate = () -> onB.set(Thread.currentThread());
+        ByteBuffer src = ByteBuffer.allocateDirect(1 << 20);
+        src.put(0, (byte) 5).put((1 << 20) - 1, (byte) 6);
+        m.write(1 << 20, src, 0);
+        assertSame(Thread.currentThread(), onA.get(), "leg a written by the caller");
+        assertSame(Thread.currentThread(), onB.get(), "leg b written by the caller too, no handoff");
+        assertEquals(0, src.remaining(), "the caller's buffer is consumed");
+        for (Mem leg : List.of(a, b)) {
+            assertEquals(5, leg.data.get(1 << 20), "each leg got the whole write");
+            assertEquals(6, leg.data.get((2 << 20) - 1));
+        }
+        // back to parallel: each leg's write waits for the other's to start, so only a handoff finishes
+        m.message("write_fanout", "parallel");
+        CountDownLatch both = new CountDownLatch(2);
+        Mem.Gate g = () -> {
+            both.countDown();
+            await(both);
+        };
+        a.gate = g;
+        b.gate = g;
+        m.write(0, src.clear(), 0);
+        m.close();
+    }
+
+    @Test
+    void callerFanOutWritesTheOtherLegsWhenOneFails() throws Exception {
+        Mem a = new Mem();
+        Mem b = new Mem();
+        MirrorTarget m = mirror(a, b, ReadPolicy.ROUND_ROBIN);
+        m.message("write_fanout", "caller");
+        a.gate = () -> {
+            throw new IOException("leg a is gone");
+        };
+        ByteBuffer src = ByteBuffer.allocateDirect(4096);
+        src.put(0, (byte) 9);
+        m.write(8192, src, 0);
+        assertEquals(9, b.data.get(8192), "leg b written although leg a failed first");
+        assertEquals("out_of_sync", m.status().get("leg.a"));
+        assertEquals("in_sync", m.status().get("leg.b"));
+        m.close();
+    }
+
+    @Test
+    void anUnknownWriteFanoutIsOneLineAndChangesNothing() throws Exception {
+        MirrorTarget m = mirror(new Mem(), new Mem(), ReadPolicy.ROUND_ROBIN);
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> m.message("write_fanout", "fast"));
+        assertEquals("mirror: write_fanout=fast is unknown; use parallel or caller", e.getMessage());
+        assertEquals("parallel", m.status().get("write_fanout"));
         m.close();
     }
 }

@@ -8,7 +8,10 @@ import dev.strata.testsupport.crash.CrashableDevice;
 import java.util.List;
 import org.junit.jupiter.api.Nested;
 
-/** The BlockDevice contract, with each log (daemon threads running, as in production). */
+/**
+ * The BlockDevice contract, with each log (daemon threads running, as in production), and with
+ * {@code write_fanout=caller} (every leg written on the calling thread).
+ */
 class MirrorContractTest {
     @Nested
     class WithCoreLog extends BlockDeviceContract {
@@ -32,6 +35,23 @@ class MirrorContractTest {
                     new CrashableDevice("b", size, 4096), new CrashableDevice("c", size, 4096)),
                     new DiskLog("log", new CrashableDevice("log", 1 << 20, 4096)), 64 * 1024,
                     MirrorTarget.Options.defaults().withReadPolicy(ReadPolicy.LEAST_LOADED));
+        }
+
+        @Override
+        protected void closeDevice(BlockDevice device) throws Exception {
+            device.close();
+        }
+    }
+
+    @Nested
+    class WithCallerFanOutAndThreeLegs extends BlockDeviceContract {
+        @Override
+        protected BlockDevice newDevice(long size) throws Exception {
+            MirrorTarget m = MirrorTarget.open("m", List.of("a", "b", "c"), List.of(new CrashableDevice("a", size, 4096),
+                    new CrashableDevice("b", size, 4096), new CrashableDevice("c", size, 4096)),
+                    new DiskLog("log", new CrashableDevice("log", 1 << 20, 4096)), 64 * 1024, MirrorTarget.Options.defaults());
+            m.message("write_fanout", "caller");
+            return m;
         }
 
         @Override

@@ -81,8 +81,8 @@ final class WritePath {
 
     /**
      * Copies a write into the log; {@code now} is the clock time the request started (its
-     * deadline and its busy-meter stamp: one clock read per request instead of three; a clock
-     * read cost ~0.3 µs here, a VM's clocksource).
+     * deadline and its busy-meter stamp: one clock read per request instead of three; clock
+     * reads took ~3 % of the NBD workers' CPU samples at 4 KiB, a VM's clocksource).
      */
     void writeCached(long offset, ByteBuffer src, long now) throws IOException {
         int len = src.remaining();

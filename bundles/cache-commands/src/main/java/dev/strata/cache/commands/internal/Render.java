@@ -333,6 +333,10 @@ final class Render {
         return device + ": already laid out over " + size(bytes) + " of " + cache + "; nothing to resize";
     }
 
+    static String capacityUnchanged(String device, long bytes) {
+        return device + ": capacity unchanged (" + count(bytes) + " bytes): nothing to do";
+    }
+
     static String notResizable(String device, String type) {
         return device + ": a " + type + " cache cannot be resized in place (its format keeps the size it was made "
                 + "with); for a bigger cache use cache:switch " + device + " " + type + " cache=BIGGERDEV (it writes the "

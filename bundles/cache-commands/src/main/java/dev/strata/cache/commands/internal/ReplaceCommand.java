@@ -82,7 +82,15 @@ public final class ReplaceCommand {
             replaceAndShow(device, target, run);
             run.end();
             String pause = manager.status(device).getOrDefault("last_swap_pause_us", null);
-            return replaced(device, oldCache, target, run.copied, run.pass, nanoTime.getAsLong() - start, pause);
+            String report = replaced(device, oldCache, target, run.copied, run.pass, nanoTime.getAsLong() - start, pause);
+            if (run.unanswered()) {
+                // Ctrl-C came once the pause had begun (too late: the replace completed); Gogo drops
+                // the result of the job it interrupted, so without this line the user would not learn
+                // that the cache moved
+                out.println(device + ": too late to cancel (the pause had begun): " + report.substring(device.length() + 2));
+                out.flush();
+            }
+            return report;
         } catch (InterruptedException e) {
             run.end();
             out.println(device + ": replace cancelled after copying " + Render.size(run.copied) + "; the cache stays on "
@@ -91,6 +99,11 @@ public final class ReplaceCommand {
             throw e;
         } catch (IOException | RuntimeException e) {
             run.end();
+            if (run.unanswered()) {
+                // as above: after Ctrl-C a failure would be dropped unseen
+                out.println(e.getMessage() != null ? e.getMessage() : device + ": cache:replace failed");
+                out.flush();
+            }
             throw e;
         } finally {
             runs.remove(device, run);
@@ -125,6 +138,7 @@ public final class ReplaceCommand {
                     run.draw();
                 } catch (InterruptedException e) {
                     interrupted = true;
+                    run.interrupted = true;
                     t.interrupt();
                 } catch (java.util.concurrent.ExecutionException e) {
                     Throwable c = e.getCause();
@@ -196,6 +210,8 @@ public final class ReplaceCommand {
         private final long start = nanoTime.getAsLong();
         private boolean pausing;
         private boolean cancelled;
+        /** An interrupt (Ctrl-C or --cancel) reached the command and was passed on to the replace. */
+        volatile boolean interrupted;
         private boolean printed;
         private int width;
         long copied;
@@ -247,6 +263,16 @@ public final class ReplaceCommand {
                 out.println();
                 printed = false;
             }
+        }
+
+        /**
+         * Whether the command's result will be lost: an interrupt that did not come from --cancel is
+         * the Gogo job's (Ctrl-C), and Gogo then drops whatever the command returns or throws; its
+         * outcome must be printed. The flag covers an interrupt that came after the replace ended
+         * too (a finished task's {@code get} returns without looking at it).
+         */
+        synchronized boolean unanswered() {
+            return !cancelled && (interrupted || Thread.currentThread().isInterrupted());
         }
 
         synchronized String cancel() {

@@ -65,8 +65,12 @@ final class ResizeOp {
         String backingKey = ops.call(device, CacheTarget::authoritativeDeviceArgument);
         args.remove(backingKey);
         args.remove(SwitchOp.FORMAT_KEY);
-        if (Long.toString(bytes).equals(args.get(CACHE_SIZE))) {
-            throw new InvalidArgumentException(Render.sameSize(device, bytes, old.cache()));
+        Long laidOut = laidOut(args.get(CACHE_SIZE), cache.blockSize());
+        if (laidOut != null && laidOut == bytes / cache.blockSize() * cache.blockSize()) {
+            // the layout covers these bytes already: a new one would be the same, and a writecache
+            // would have written every dirty block back for it
+            throw new InvalidArgumentException(given.containsKey(SIZE) ? Render.sameSize(device, bytes, old.cache())
+                    : Render.capacityUnchanged(device, laidOut));
         }
         args.put(CACHE_SIZE, Long.toString(bytes));
         refuseUnlessResizable(device, old, args);
@@ -77,6 +81,23 @@ final class ResizeOp {
         long after = ops.call(device, CacheTarget::capacityBlocks);
         return Render.resized(device, old.type(), old.cache(), before, after, ops.call(device, CacheTarget::cacheBlockSize),
                 blockSize, r.writtenBack(), r.pauseMicros());
+    }
+
+    /**
+     * The bytes of its cache device the cache is laid out over, from the stored {@code cache_size}
+     * (as the shared window rounds it: down to the device's block size); null when none is stored
+     * (then the layout covers the whole device as it was when formatted, which the command cannot see).
+     */
+    private static Long laidOut(String cacheSize, int blockSize) {
+        if (cacheSize == null) {
+            return null;
+        }
+        try {
+            long b = TargetArguments.parseSize(CACHE_SIZE, cacheSize);
+            return b / blockSize * blockSize;
+        } catch (InvalidArgumentException e) {
+            return null; // not a size: the factory says so when the switch checks it
+        }
     }
 
     /**

@@ -138,7 +138,36 @@ class ResizeCommandTest {
             assertEquals(0, io.verifyAll(again));
             checkScattered(again, 300, 5);
         }
-        assertEquals("slow: already laid out over 24.0 MiB of ssd; nothing to resize", s.error("cache:resize slow"));
+        assertEquals("slow: capacity unchanged (25,165,824 bytes): nothing to do", s.error("cache:resize slow"));
+        assertEquals("slow: already laid out over 24.0 MiB of ssd; nothing to resize", s.error("cache:resize slow size=24M"));
+    }
+
+    /**
+     * Without {@code size=} over a cache device whose size did not change: one line, and nothing is
+     * written back, stored or laid out again (a writecache used to write every dirty block back for a
+     * layout the same as the one it had). The stored {@code cache_size} is compared as a size, not as
+     * the text it was given in ({@code 8M}).
+     */
+    @Test
+    void anUnchangedCapacityIsNothingToDo() throws Exception {
+        s.run("cache:attach slow writecache cache=ssd cache_size=8M high_watermark=90 low_watermark=85");
+        writeScattered(300, 9);
+        long dirty = dirty();
+        long capacity = capacity();
+        Map<String, DeviceDefinition> stored = s.store.snapshot();
+        String backing = s.disks.get("slow").stats();
+        assertEquals("slow: capacity unchanged (8,388,608 bytes): nothing to do", s.error("cache:resize slow"));
+        assertEquals("slow: already laid out over 8.0 MiB of ssd; nothing to resize", s.error("cache:resize slow size=8M"));
+        assertEquals(dirty, dirty(), "nothing was written back");
+        assertEquals(backing, s.disks.get("slow").stats(), "not one write to the backing device");
+        assertEquals(capacity, capacity(), "the same layout");
+        assertEquals(stored, s.store.snapshot(), "nothing stored changed");
+        window(16 * MIB); // grown: now it lays the cache out again
+        assertTrue(s.run("cache:resize slow").startsWith("slow: writecache on ssd resized from "));
+        assertTrue(capacity() > capacity, capacity + " → " + capacity());
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            checkScattered(h, 300, 9);
+        }
     }
 
     /** Shrunk: the readcache first, then its device; the cache comes back over the smaller device. */

@@ -24,6 +24,8 @@ final class ReadcacheSubject implements CrashTestSubject {
     private final boolean writePromote;
     /** The readahead tunable ("0": off). */
     private final String readahead;
+    /** The cache's block size; the workload's I/O stays 4 KiB units, so larger blocks are filled whole from partial reads. */
+    private final int blockSize;
 
     ReadcacheSubject(String name, String policy, boolean reread) {
         this(name, policy, reread, false);
@@ -34,11 +36,27 @@ final class ReadcacheSubject implements CrashTestSubject {
     }
 
     ReadcacheSubject(String name, String policy, boolean reread, boolean writePromote, String readahead) {
+        this(name, policy, reread, writePromote, readahead, 4096);
+    }
+
+    /**
+     * A cache of {@code blockSize} blocks: the fewest slots readcache formats ({@code MIN_SLOTS}, 16)
+     * over an origin of 24 blocks, so that promotions still evict; a read or write of one to four
+     * 4 KiB units covers part of a block, and a promotion fills the whole block from the origin
+     * (parts of it possibly volatile there, or just overwritten).
+     */
+    static ReadcacheSubject largeBlocks(String name, String policy, int blockSize) {
+        return new ReadcacheSubject(name, policy, true, false, "0", blockSize);
+    }
+
+    private ReadcacheSubject(String name, String policy, boolean reread, boolean writePromote, String readahead,
+            int blockSize) {
         this.name = name;
         this.policy = policy;
         this.reread = reread;
         this.writePromote = writePromote;
         this.readahead = readahead;
+        this.blockSize = blockSize;
     }
 
     @Override
@@ -48,7 +66,12 @@ final class ReadcacheSubject implements CrashTestSubject {
 
     @Override
     public List<DeviceSpec> devices() {
-        return List.of(new DeviceSpec("origin", 256 << 10, 4096), new DeviceSpec("cache", 8192 + 40 * 4096, 4096));
+        if (blockSize == 4096) {
+            return List.of(new DeviceSpec("origin", 256 << 10, 4096), new DeviceSpec("cache", 8192 + 40 * 4096, 4096));
+        }
+        // 16 slots after the superblock and one metadata block, aligned to a block
+        long cache = Math.max(blockSize, 8192) + 16L * blockSize;
+        return List.of(new DeviceSpec("origin", workload().units() * 4096L, 4096), new DeviceSpec("cache", cache, 4096));
     }
 
     @Override
@@ -63,6 +86,7 @@ final class ReadcacheSubject implements CrashTestSubject {
 
     private BlockDevice open(List<BlockDevice> d) throws IOException {
         Opener.Options o = Opener.withPolicy(Opener.options(TestPolicies.all()), policy);
+        o = Opener.withBlockSize(o, blockSize);
         o = Opener.withWritePromote(Opener.withTunables(o, 0, Map.of()), writePromote);
         o = Opener.withReadahead(o, readahead);
         BlockDevice rc = Opener.open(name, d.get(0), d.get(1), o);
@@ -71,7 +95,8 @@ final class ReadcacheSubject implements CrashTestSubject {
 
     @Override
     public Workload workload() {
-        return Workload.DEFAULT;
+        // larger blocks: an origin of 24 of them (16 cached), still in 4 KiB units
+        return blockSize == 4096 ? Workload.DEFAULT : Workload.DEFAULT.withUnits(24 * blockSize / 4096, 4096);
     }
 
     /** Reads back every write's range right after it (promoting it while its data is volatile on the origin). */

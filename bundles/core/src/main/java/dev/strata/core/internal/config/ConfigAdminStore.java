@@ -140,6 +140,30 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         return gone;
     }
 
+    @Override
+    public boolean holdsInvalid(String key) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
+        if (cs == null || cs.length == 0 || cs[0].getProperties() == null) {
+            return false;
+        }
+        try {
+            DefinitionCodec.decode(key, cs[0].getProperties());
+            return false;
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+    }
+
+    @Override
+    public void restore(String key, DeviceDefinition definition) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
+        if (cs == null || cs.length == 0) {
+            save(definition);
+            return;
+        }
+        cs[0].update(DefinitionCodec.merge(cs[0].getProperties(), definition));
+    }
+
     private Configuration[] find(String name) throws IOException {
         return list("(&(" + ConfigurationAdmin.SERVICE_FACTORYPID + "=" + DefinitionCodec.FACTORY_PID + ")("
                 + DefinitionCodec.NAME + "=" + escape(name) + "))");

@@ -89,8 +89,15 @@ final class Render {
     }
 
     private static String writebackState(CacheStatus s, boolean raw) {
-        String error = s.text(Keys.WRITEBACK_ERROR);
-        if (!error.isEmpty()) {
+        String error = s.text(Keys.WRITEBACK_ERROR).trim();
+        // writeboost reports the last error's message, writecache a count of failed writebacks:
+        // a fresh writecache read "writeback failing (0)"
+        if (error.matches("\\d+")) {
+            long n = Long.parseLong(error);
+            if (n > 0) {
+                return "writeback failing (" + n + (n == 1 ? " error" : " errors") + "; log:tail shows them)";
+            }
+        } else if (!error.isEmpty()) {
             return "writeback failing (" + error + ")";
         }
         if (s.dirtyBlocks() == 0) {

@@ -51,6 +51,6 @@ public interface DefinitionStore {
      * other properties, such as FileInstall's file name, are kept).
      */
     default void restore(String key, DeviceDefinition definition) throws IOException {
-        save(definition);
+        // nothing by default: a store that cannot hold invalid definitions has none to restore
     }
 }

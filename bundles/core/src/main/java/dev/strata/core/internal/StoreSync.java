@@ -210,7 +210,13 @@ final class StoreSync {
             if (d.removed || !key.equals(d.storeKey) || !store.holdsInvalid(key)) {
                 return;
             }
-            store.restore(key, d.definition);
+            try {
+                store.restore(key, d.definition);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("device {}: configuration {} is not a valid definition and could not be written back ({}); "
+                        + "the device keeps running on its definition", d.name, key, e.getMessage());
+                return;
+            }
             LOG.warn("device {}: configuration {} was changed into an invalid definition (an emptied or half-written "
                     + "file?); the device keeps its definition, stored again: {}", d.name, key, d.definition.tableLine());
         } finally {

@@ -146,6 +146,10 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         if (cs == null || cs.length == 0 || cs[0].getProperties() == null) {
             return false;
         }
+        Object source = cs[0].getProperties().get(DefinitionCodec.FILEINSTALL_FILENAME);
+        if (SourceFile.gone(source == null ? null : source.toString(), watchedDir).isPresent()) {
+            return false; // its file was deleted: FileInstall is removing the device, not emptying its file
+        }
         try {
             DefinitionCodec.decode(key, cs[0].getProperties());
             return false;
@@ -158,10 +162,14 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     public void restore(String key, DeviceDefinition definition) throws IOException {
         Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
         if (cs == null || cs.length == 0) {
-            save(definition);
-            return;
+            return; // deleted meanwhile: a deletion is not undone
         }
-        cs[0].update(DefinitionCodec.merge(cs[0].getProperties(), definition));
+        try {
+            cs[0].update(DefinitionCodec.merge(cs[0].getProperties(), definition));
+        } catch (IllegalStateException e) {
+            // FileInstall locks (read-only) or deletes the configuration of a file it is removing
+            throw new IOException("configuration " + key + " cannot be written now: " + e.getMessage(), e);
+        }
     }
 
     private Configuration[] find(String name) throws IOException {

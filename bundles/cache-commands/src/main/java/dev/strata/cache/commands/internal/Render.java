@@ -361,6 +361,19 @@ final class Render {
                 + "be served over a changed " + lower + "); detach without it";
     }
 
+    /**
+     * What {@code cache:set DEV writeback.controller=NAME} adds when no controller of that name is
+     * installed: the cache accepts it (the bundle may come later) and paces with its built-in one
+     * meanwhile, so a typo ("modulater") went unnoticed.
+     */
+    static String controllerNote(String key, String value, java.util.Set<String> installed) {
+        if (!Keys.CONTROLLER.equals(key) || "builtin".equals(value) || installed.contains(value)) {
+            return "";
+        }
+        return " (no controller '" + value + "' is installed: the built-in one paces writeback until it is; "
+                + (installed.isEmpty() ? "none is installed" : "installed: " + String.join(", ", installed)) + ")";
+    }
+
     // ---- cache:controllers
 
     /** A writeback controller service. */

@@ -95,6 +95,18 @@ class RenderTest {
     }
 
     @Test
+    void aControllerThatIsNotInstalledIsNamedAsSuch() {
+        java.util.Set<String> installed = new java.util.TreeSet<>(List.of("modulator", "pi", "idle"));
+        assertEquals(" (no controller 'modulater' is installed: the built-in one paces writeback until it is; "
+                + "installed: idle, modulator, pi)", Render.controllerNote(Keys.CONTROLLER, "modulater", installed));
+        assertEquals("", Render.controllerNote(Keys.CONTROLLER, "pi", installed));
+        assertEquals("", Render.controllerNote(Keys.CONTROLLER, "builtin", installed));
+        assertEquals("", Render.controllerNote("writeback_threshold", "modulater", installed));
+        assertEquals(" (no controller 'pi' is installed: the built-in one paces writeback until it is; none is installed)",
+                Render.controllerNote(Keys.CONTROLLER, "pi", java.util.Set.of()));
+    }
+
+    @Test
     void allGroupsEveryNonEmptyValue() {
         Map<String, String> v = new LinkedHashMap<>();
         v.put("state", "active");

@@ -37,4 +37,20 @@ public interface DefinitionStore {
     default Optional<String> forgetIfSourceGone(String key) throws IOException {
         return Optional.empty();
     }
+
+    /**
+     * Whether a configuration exists under {@code key} that is not a valid definition (no
+     * {@code type}, say): {@link #load} answers empty for it as for a deleted one.
+     */
+    default boolean holdsInvalid(String key) throws IOException {
+        return false;
+    }
+
+    /**
+     * Writes {@code definition} back under {@code key}, over an invalid configuration there (its
+     * other properties, such as FileInstall's file name, are kept).
+     */
+    default void restore(String key, DeviceDefinition definition) throws IOException {
+        // nothing by default: a store that cannot hold invalid definitions has none to restore
+    }
 }

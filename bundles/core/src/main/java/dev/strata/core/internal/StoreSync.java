@@ -92,6 +92,7 @@ final class StoreSync {
     private void applyStored(String key) throws IOException, InterruptedException {
         Optional<DeviceDefinition> loaded = store.load(key);
         if (loaded.isEmpty()) {
+            restoreIfInvalid(key);
             return;
         }
         DeviceDefinition def = loaded.get();
@@ -180,6 +181,44 @@ final class StoreSync {
                 d.lastError = "the changed configuration could not be applied: " + e.getMessage();
                 LOG.error("device {}: {}; it keeps {}", d.name, d.lastError, d.definition.tableLine());
             }
+        } finally {
+            d.op.unlock();
+        }
+    }
+
+    /**
+     * A configuration of a running device that turned invalid (no {@code type}) is written back
+     * from the device's definition. FileInstall writes every configuration change back into its
+     * {@code deploy/*.cfg} file, truncating it first, and its own poller can read the file in
+     * between: it then updates the configuration to the empty file, and writes that back too — the
+     * device's definition was gone for good, and after a restart the device (and every device
+     * stacked on it) no longer came up. Bad input changes nothing either: a file edited into an
+     * invalid definition leaves the device as it is, and the file holds its definition again.
+     */
+    private void restoreIfInvalid(String key) throws IOException, InterruptedException {
+        MappedDevice d = null;
+        for (MappedDevice x : core.graph.all()) {
+            if (key.equals(x.storeKey) && x.persistent) {
+                d = x;
+            }
+        }
+        if (d == null || !store.holdsInvalid(key)) {
+            return;
+        }
+        d.op.lockInterruptibly();
+        try {
+            if (d.removed || !key.equals(d.storeKey) || !store.holdsInvalid(key)) {
+                return;
+            }
+            try {
+                store.restore(key, d.definition);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("device {}: configuration {} is not a valid definition and could not be written back ({}); "
+                        + "the device keeps running on its definition", d.name, key, e.getMessage());
+                return;
+            }
+            LOG.warn("device {}: configuration {} was changed into an invalid definition (an emptied or half-written "
+                    + "file?); the device keeps its definition, stored again: {}", d.name, key, d.definition.tableLine());
         } finally {
             d.op.unlock();
         }

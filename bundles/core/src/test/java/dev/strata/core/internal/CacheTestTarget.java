@@ -34,6 +34,8 @@ public final class CacheTestTarget implements CacheTarget {
 
     public static final class Factory implements TargetFactory {
         final AtomicInteger closes = new AtomicInteger();
+        /** How many targets were closed when the last {@code invalidate=all} came (-1: none came). */
+        volatile int closesAtInvalidate = -1;
         final AtomicBoolean closedDuringCall = new AtomicBoolean();
         final AtomicInteger inCall = new AtomicInteger();
         volatile CountDownLatch callEntered = new CountDownLatch(1);
@@ -180,6 +182,12 @@ public final class CacheTestTarget implements CacheTarget {
                 threshold = value;
             }
             case "writeback" -> dirty = 0;
+            case "invalidate" -> {
+                f.closesAtInvalidate = f.closes.get();
+                if (dirty > 0) {
+                    throw new InvalidArgumentException("tcache: " + dirty + " blocks are dirty");
+                }
+            }
             default -> throw new InvalidArgumentException("tcache: no tunable '" + key + "'");
         }
     }

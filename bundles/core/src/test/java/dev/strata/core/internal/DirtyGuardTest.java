@@ -46,6 +46,24 @@ class DirtyGuardTest extends ManagerFixture {
     }
 
     @Test
+    void aRemovedCleanCacheDropsItsCopiesSoNoLaterCacheServesThem() throws Exception {
+        cacheStack();
+        m.remove("wb0");
+        assertTrue(caches.messages.contains("invalidate=all"), caches.messages.toString());
+        // and before the target is closed: afterwards the copies would stay valid on the device
+        assertEquals(0, caches.closesAtInvalidate);
+        assertEquals(1, caches.closes.get());
+    }
+
+    @Test
+    void aForcedRemovalKeepsTheStrandedDirtyBlocks() throws Exception {
+        cacheStack();
+        m.message("wb0", "dirty", "8192", false);
+        m.removeReporting("wb0", true);
+        assertFalse(caches.messages.contains("invalidate=all"), "the stranded blocks were dropped: " + caches.messages);
+    }
+
+    @Test
     void reloadingADirtyCacheIntoATargetThatCannotAdoptItIsRefused() throws Exception {
         cacheStack();
         m.message("wb0", "dirty", "8192", false);

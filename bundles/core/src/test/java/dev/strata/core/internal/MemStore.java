@@ -89,6 +89,26 @@ public final class MemStore implements DefinitionStore {
         return Optional.ofNullable(file);
     }
 
+    /** Keys holding a configuration that is not a valid definition (an emptied deploy/ file). */
+    private final java.util.Set<String> invalid = new java.util.HashSet<>();
+
+    /** Turns what is stored under {@code key} into an invalid definition, as FileInstall's empty read does. */
+    synchronized void makeInvalid(String key) {
+        byKey.remove(key);
+        invalid.add(key);
+    }
+
+    @Override
+    public synchronized boolean holdsInvalid(String key) {
+        return invalid.contains(key);
+    }
+
+    @Override
+    public synchronized void restore(String key, DeviceDefinition def) {
+        invalid.remove(key);
+        byKey.put(key, def);
+    }
+
     synchronized void removeKey(String key) {
         byKey.remove(key);
     }

@@ -92,7 +92,19 @@ public final class CacheCommands {
             @Parameter(names = "--transient", presentValue = "true", absentValue = "false") boolean oneOff,
             @Descriptor("DEV KEY VALUE, or DEV KEY=VALUE") String... args) throws IOException, InterruptedException {
         String[] kv = keyValue(args);
-        return ops().set(kv[0], kv[1], kv[2], !oneOff);
+        String done = ops().set(kv[0], kv[1], kv[2], !oneOff);
+        return done + Render.controllerNote(kv[1], kv[2], installedControllers());
+    }
+
+    private java.util.Set<String> installedControllers() {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (ServiceReference<WritebackController> ref : controllers) {
+            Object name = ref.getProperty(WritebackController.NAME);
+            if (name != null) {
+                names.add(name.toString());
+            }
+        }
+        return names;
     }
 
     /** {@code DEV KEY VALUE} or {@code DEV KEY=VALUE} as {device, key, value}. */

@@ -89,8 +89,15 @@ final class Render {
     }
 
     private static String writebackState(CacheStatus s, boolean raw) {
-        String error = s.text(Keys.WRITEBACK_ERROR);
-        if (!error.isEmpty()) {
+        String error = s.text(Keys.WRITEBACK_ERROR).trim();
+        // writeboost reports the last error's message, writecache a count of failed writebacks:
+        // a fresh writecache read "writeback failing (0)"
+        if (error.matches("\\d+")) {
+            long n = Long.parseLong(error);
+            if (n > 0) {
+                return "writeback failing (" + n + (n == 1 ? " error" : " errors") + "; log:tail shows them)";
+            }
+        } else if (!error.isEmpty()) {
             return "writeback failing (" + error + ")";
         }
         if (s.dirtyBlocks() == 0) {
@@ -356,6 +363,19 @@ final class Render {
     static String keepCacheNeedsAttach(String device, String lower) {
         return device + ": --keep-cache only for a cache that cache:attach put there (the kept copies could later "
                 + "be served over a changed " + lower + "); detach without it";
+    }
+
+    /**
+     * What {@code cache:set DEV writeback.controller=NAME} adds when no controller of that name is
+     * installed: the cache accepts it (the bundle may come later) and paces with its built-in one
+     * meanwhile, so a typo ("modulater") went unnoticed.
+     */
+    static String controllerNote(String key, String value, java.util.Set<String> installed) {
+        if (!Keys.CONTROLLER.equals(key) || "builtin".equals(value) || installed.contains(value)) {
+            return "";
+        }
+        return " (no controller '" + value + "' is installed: the built-in one paces writeback until it is; "
+                + (installed.isEmpty() ? "none is installed" : "installed: " + String.join(", ", installed)) + ")";
     }
 
     // ---- cache:controllers

@@ -81,9 +81,29 @@ class RenderTest {
                 + "writing back at 11.7 MiB/s, p99 read 120 µs / write 2.5 ms", Render.summary(status(v, 1024), false));
         v.put(Keys.WRITEBACK_ERROR, "slow at offset 4096: I/O error");
         assertTrue(Render.summary(status(v, 1024), false).contains(", writeback failing (slow at offset 4096: I/O error), "));
+        // writecache counts its writeback errors: none is not a failure
+        v.put(Keys.WRITEBACK_ERROR, "0");
+        assertTrue(Render.summary(status(v, 1024), false).contains(", writing back at 11.7 MiB/s, "));
+        assertEquals("wb0: writeback, 0 B of 32.0 MiB cached (0%), 0 B dirty, clean, p99 read 0 µs / write 0 µs",
+                Render.summary(new CacheStatus("wb0", CacheMode.WRITEBACK, 4096, 8192, 0, 0,
+                        Map.of(Keys.WRITEBACK_ERROR, "0", Keys.READ_LATENCY_P99, "0", Keys.WRITE_LATENCY_P99, "0")), false));
+        v.put(Keys.WRITEBACK_ERROR, "3");
+        assertTrue(Render.summary(status(v, 1024), false).contains(", writeback failing (3 errors; log:tail shows them), "));
         v.put(Keys.WRITEBACK_ERROR, "");
         assertEquals("wb0: writeback, 16777216 B of 33554432 B cached (50%), 0 B dirty, read hits 87%, clean, "
                 + "p99 read 120 µs / write 2.5 ms", Render.summary(status(v, 0), true));
+    }
+
+    @Test
+    void aControllerThatIsNotInstalledIsNamedAsSuch() {
+        java.util.Set<String> installed = new java.util.TreeSet<>(List.of("modulator", "pi", "idle"));
+        assertEquals(" (no controller 'modulater' is installed: the built-in one paces writeback until it is; "
+                + "installed: idle, modulator, pi)", Render.controllerNote(Keys.CONTROLLER, "modulater", installed));
+        assertEquals("", Render.controllerNote(Keys.CONTROLLER, "pi", installed));
+        assertEquals("", Render.controllerNote(Keys.CONTROLLER, "builtin", installed));
+        assertEquals("", Render.controllerNote("writeback_threshold", "modulater", installed));
+        assertEquals(" (no controller 'pi' is installed: the built-in one paces writeback until it is; none is installed)",
+                Render.controllerNote(Keys.CONTROLLER, "pi", java.util.Set.of()));
     }
 
     @Test

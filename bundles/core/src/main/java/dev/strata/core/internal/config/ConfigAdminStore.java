@@ -140,6 +140,38 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         return gone;
     }
 
+    @Override
+    public boolean holdsInvalid(String key) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
+        if (cs == null || cs.length == 0 || cs[0].getProperties() == null) {
+            return false;
+        }
+        Object source = cs[0].getProperties().get(DefinitionCodec.FILEINSTALL_FILENAME);
+        if (SourceFile.gone(source == null ? null : source.toString(), watchedDir).isPresent()) {
+            return false; // its file was deleted: FileInstall is removing the device, not emptying its file
+        }
+        try {
+            DefinitionCodec.decode(key, cs[0].getProperties());
+            return false;
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+    }
+
+    @Override
+    public void restore(String key, DeviceDefinition definition) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
+        if (cs == null || cs.length == 0) {
+            return; // deleted meanwhile: a deletion is not undone
+        }
+        try {
+            cs[0].update(DefinitionCodec.merge(cs[0].getProperties(), definition));
+        } catch (IllegalStateException e) {
+            // FileInstall locks (read-only) or deletes the configuration of a file it is removing
+            throw new IOException("configuration " + key + " cannot be written now: " + e.getMessage(), e);
+        }
+    }
+
     private Configuration[] find(String name) throws IOException {
         return list("(&(" + ConfigurationAdmin.SERVICE_FACTORYPID + "=" + DefinitionCodec.FACTORY_PID + ")("
                 + DefinitionCodec.NAME + "=" + escape(name) + "))");

@@ -91,6 +91,11 @@ public final class MirrorTarget implements Target {
         this.readPolicy = options.readPolicy();
         this.fanOut = new FanOut(name, legs);
         this.cluster = log.sharedLegs() == null ? null : new ClusterLegs(name, legs, resync, tracker, log, this::flush);
+        if (cluster != null) {
+            // the other nodes' resyncs hold this node's writes back; this node's own are published before it copies
+            resync.clustered(log);
+            log.remoteGate(tracker);
+        }
         this.daemon = options.manual() ? null : new MirrorDaemon(name, this);
     }
 
@@ -215,12 +220,12 @@ public final class MirrorTarget implements Target {
         try {
             while (true) {
                 for (int r = first; r <= last; r++) {
-                    if (resync.needs(r)) {
+                    if (resync.copiesBeforeWrite(r)) {
                         resync.syncRegion(r);
                     }
                 }
                 locks.lockShared(first, last);
-                if (!resync.anyNeeded(first, last)) {
+                if (!resync.writeWaits(first, last)) {
                     break;
                 }
                 locks.unlockShared(first, last);

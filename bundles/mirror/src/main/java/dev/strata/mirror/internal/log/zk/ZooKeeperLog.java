@@ -60,6 +60,9 @@ public final class ZooKeeperLog implements RegionLog {
     private final ReentrantLock lock = new ReentrantLock();
     private final Recoverer recoverer = new Recoverer(this);
     final SharedLegState legState = new SharedLegState(this);
+    /** Other nodes' resyncs held back here; this node's own published before it copies (docs/mirror.md, "Cluster"). */
+    final RecoveringState recovering = new RecoveringState(this);
+    final ResyncPublisher publisher = new ResyncPublisher(this);
     long regions;
     private int chunkCount;
     // guarded by lock
@@ -72,6 +75,7 @@ public final class ZooKeeperLog implements RegionLog {
     volatile long splits;
     volatile long rejoins;
     volatile long fenced;
+    volatile long recheckedCommits;
     private volatile long nextScan;
     final LongAdder paused = new LongAdder();
 
@@ -142,7 +146,8 @@ public final class ZooKeeperLog implements RegionLog {
                 try {
                     call(h -> h.multi(List.of(
                             Op.create(z.geometry(), want, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
-                            Op.create(z.legs(), ZnodeLayout.legsBytes((1 << legs) - 1), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT))),
+                            Op.create(z.legs(), ZnodeLayout.legsBytes((1 << legs) - 1), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
+                            Op.create(z.recovering(), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT))),
                             deadline);
                     return true;
                 } catch (Conflict raced) {
@@ -169,6 +174,16 @@ public final class ZooKeeperLog implements RegionLog {
                 }
                 joined = false;
                 takeMemberSlot(initial, slotDeadline);
+                // the others' resyncs held back before this node writes again (read after the member
+                // znode exists: a resync published later waits for this node's acknowledgement)
+                recovering.joined();
+                publisher.joined();
+                recovering.read(deadline);
+                if (initial && recovering.entryNodes().contains(node)) {
+                    // an entry of this node's from before a crash: its resync starts over (published again before it copies)
+                    publisher.writeEntry(node, new BitSet(), deadline);
+                    recovering.read(deadline);
+                }
                 Stat st = call(h -> h.exists(z.node(node), false), deadline);
                 if (initial) {
                     image = new BitSet();
@@ -304,10 +319,20 @@ public final class ZooKeeperLog implements RegionLog {
             for (int c : chunks) {
                 ops.add(setChunk(c));
             }
+            // new marks are checked against the other nodes' resyncs this node has seen (a takeover's adoption is not a mark of a write)
+            int seenVersion = recovering.version();
+            MultiSplitter.Sized seen = counted ? MultiSplitter.Sized.of(Op.check(z.recovering(), seenVersion), 0) : null;
             try {
-                runBatches(ops, fenceCheck(), deadline, counted);
+                runBatches(ops, seen == null ? List.of(fenceCheck()) : List.of(fenceCheck(), seen), deadline, counted);
                 return;
             } catch (Fenced e) {
+                if (seen != null) {
+                    recovering.read(deadline);
+                    if (recovering.version() != seenVersion) {
+                        recheckedCommits++;
+                        continue; // another node's resync changed: held back here now, then the commit again
+                    }
+                }
                 joined = false;
             } catch (SessionLost e) {
                 // ensureWritable renews and rejoins
@@ -451,8 +476,14 @@ public final class ZooKeeperLog implements RegionLog {
             return;
         }
         long now = System.nanoTime();
+        boolean scan = now - nextScan >= 0;
+        try {
+            recovering.runOnce(scan, now + pauseNanos); // the others' resyncs: held back, then acknowledged
+        } catch (SessionLost | Fenced e) {
+            return; // the next round rejoins
+        }
         boolean legs = legState.takeFired();
-        if (!session.takeWatchFired() && !legs && now - nextScan < 0) {
+        if (!session.takeWatchFired() && !legs && !scan) {
             return;
         }
         nextScan = now + SCAN_INTERVAL_NANOS;
@@ -484,6 +515,36 @@ public final class ZooKeeperLog implements RegionLog {
             work.or(xs);
         } finally {
             lock.unlock();
+        }
+    }
+
+    @Override
+    public void remoteGate(RemoteGate g) {
+        recovering.gate(g);
+        g.holdBack(recovering.heldBack());
+    }
+
+    @Override
+    public boolean resyncMayCopy(BitSet needed) throws IOException {
+        if (!joined || !session.connected()) {
+            return false; // without a session no copy: the others may no longer hold their writes back
+        }
+        try {
+            return publisher.mayCopy(needed, System.nanoTime() + pauseNanos);
+        } catch (SessionLost | Fenced e) {
+            return false; // rejoined first, published again then
+        }
+    }
+
+    @Override
+    public void resyncProgress(BitSet stillNeeded) throws IOException {
+        if (!joined || !session.connected()) {
+            return;
+        }
+        try {
+            publisher.progress(stillNeeded, System.nanoTime() + pauseNanos);
+        } catch (SessionLost | Fenced e) {
+            // the entry stays until the next round's progress or the rejoin's publication
         }
     }
 
@@ -523,6 +584,13 @@ public final class ZooKeeperLog implements RegionLog {
     public void close() {
         lock.lock();
         try {
+            if (joined && session.connected() && recovering.entryNodes().contains(node)) {
+                try {
+                    publisher.writeEntry(node, new BitSet(), System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+                } catch (IOException e) {
+                    // a recoverer removes the entry of a node gone for good
+                }
+            }
             if (joined && session.connected() && image.isEmpty()) {
                 // nothing marked: leave nothing for another node to take over
                 List<MultiSplitter.Sized> ops = new ArrayList<>();
@@ -546,7 +614,11 @@ public final class ZooKeeperLog implements RegionLog {
     // ---- calls
 
     void runBatches(List<MultiSplitter.Sized> ops, MultiSplitter.Sized check, long deadline, boolean counted) throws IOException {
-        List<List<Op>> batches = MultiSplitter.split(check, ops, budget);
+        runBatches(ops, List.of(check), deadline, counted);
+    }
+
+    void runBatches(List<MultiSplitter.Sized> ops, List<MultiSplitter.Sized> checks, long deadline, boolean counted) throws IOException {
+        List<List<Op>> batches = MultiSplitter.split(checks, ops, budget);
         splits += Math.max(0, batches.size() - 1);
         for (List<Op> b : batches) {
             call(h -> h.multi(b), deadline);

@@ -35,6 +35,8 @@ final class Resync {
     private long done;
     private long bytes;
     private int cursor;
+    /** Regions published to the other nodes at once in a cluster (see {@link #window}). */
+    static final int WINDOW = 64;
     /** A cluster log, or null: its nodes hold their writes back before this node copies. */
     private volatile RegionLog cluster;
     /** Cluster: the regions the other nodes hold back now (copied only from these). */
@@ -70,6 +72,9 @@ final class Resync {
     }
 
     synchronized void add(BitSet regions) {
+        // not cleared before they are copied, whatever writes to them complete meanwhile (in a
+        // cluster a write does not copy its region first; found by the zookeeper log's crash model)
+        tracker.hold(regions);
         BitSet fresh = (BitSet) regions.clone();
         fresh.andNot(needed);
         total += fresh.cardinality();
@@ -139,10 +144,7 @@ final class Resync {
     int runOnce(int max) throws IOException {
         RegionLog c = cluster;
         if (c != null) {
-            BitSet wanted;
-            synchronized (this) {
-                wanted = (BitSet) needed.clone();
-            }
+            BitSet wanted = window();
             if (wanted.isEmpty()) {
                 return 0;
             }
@@ -162,6 +164,31 @@ final class Resync {
             c.resyncProgress(left);
         }
         return n;
+    }
+
+    /**
+     * Cluster: the regions to publish and copy next — what is left of the current window, else
+     * the next {@link #WINDOW} regions waiting from the cursor on. A window, not every region
+     * waiting: the other nodes' writes wait only for the regions being copied now (as dm-raid1
+     * delays writes only to the region it recovers), not for the whole resync.
+     */
+    private synchronized BitSet window() {
+        BitSet w = new BitSet();
+        if (allowed != null) {
+            w.or(allowed);
+            w.and(needed);
+            if (!w.isEmpty()) {
+                return w;
+            }
+        }
+        int n = 0;
+        for (int r = needed.nextSetBit(cursor); r >= 0 && n < WINDOW; r = needed.nextSetBit(r + 1), n++) {
+            w.set(r);
+        }
+        for (int r = needed.nextSetBit(0); r >= 0 && r < cursor && n < WINDOW; r = needed.nextSetBit(r + 1), n++) {
+            w.set(r);
+        }
+        return w;
     }
 
     private int copyBatch(int max) throws IOException {
@@ -262,18 +289,15 @@ final class Resync {
     /** The copies of {@code copied} are durable: the regions no longer wait for resync. */
     private void finish(BitSet copied) {
         for (int r = copied.nextSetBit(0); r >= 0; r = copied.nextSetBit(r + 1)) {
-            boolean was;
             synchronized (this) {
-                was = needed.get(r);
+                boolean was = needed.get(r);
                 needed.clear(r);
                 unflushed.clear(r);
                 idle = needed.isEmpty();
                 if (was) {
                     done++;
+                    tracker.regionSynced(r); // under the monitor: an add of r again cannot slip in between
                 }
-            }
-            if (was) {
-                tracker.regionSynced(r);
             }
         }
     }

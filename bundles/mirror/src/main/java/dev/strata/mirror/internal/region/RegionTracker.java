@@ -290,6 +290,17 @@ public final class RegionTracker implements RegionLog.RemoteGate {
         }
     }
 
+    /** Regions waiting for resync: never cleared before {@link #regionSynced}, however many writes to them complete. */
+    public void hold(BitSet regions) {
+        lock.lock();
+        try {
+            held.or(regions);
+            pendingClears.andNot(regions);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** A region copied by resync: like a completed write, it may be cleared after the next flush. */
     public void regionSynced(int r) {
         lock.lock();

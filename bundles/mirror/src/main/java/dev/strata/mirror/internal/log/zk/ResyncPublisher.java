@@ -73,6 +73,17 @@ final class ResyncPublisher {
         if (needed.isEmpty()) {
             return true;
         }
+        if (!log.joined || !log.session.connected()) {
+            return false; // without a session no copy: the others may no longer hold their writes back
+        }
+        try {
+            return publishedAndAcknowledged(needed, deadline);
+        } catch (ZkCall.SessionLost | ZkCall.Fenced e) {
+            return false; // rejoined first, published again then
+        }
+    }
+
+    private boolean publishedAndAcknowledged(BitSet needed, long deadline) throws IOException {
         BitSet grown = (BitSet) needed.clone();
         grown.andNot(published);
         if (!grown.isEmpty() || publishedVersion < 0) {
@@ -86,9 +97,17 @@ final class ResyncPublisher {
 
     /** Resync copied some regions: {@code stillNeeded} is what is left; the entry shrinks (rate-limited, at once when empty). */
     synchronized void progress(BitSet stillNeeded, long deadline) throws IOException {
-        if (publishedVersion < 0 || published.isEmpty()) {
-            return;
+        if (publishedVersion < 0 || published.isEmpty() || !log.joined || !log.session.connected()) {
+            return; // without a session: the entry stays until the next round's progress or the rejoin's publication
         }
+        try {
+            shrink(stillNeeded, deadline);
+        } catch (ZkCall.SessionLost | ZkCall.Fenced e) {
+            // as without a session
+        }
+    }
+
+    private void shrink(BitSet stillNeeded, long deadline) throws IOException {
         BitSet kept = (BitSet) published.clone();
         kept.and(stillNeeded);
         if (kept.equals(published) || (!kept.isEmpty() && System.nanoTime() - lastShrink < SHRINK_NANOS)) {

@@ -111,7 +111,7 @@ public final class ZooKeeperLog implements RegionLog {
         lock.lock();
         try {
             session.renew();
-            boolean fresh = geometry(legs, regionSize, regions, deadline);
+            boolean fresh = LogGeometry.createOrCheck(this, legs, regionSize, regions, legsId, deadline);
             int mask = legState.read(deadline).inSync();
             join(true, fresh && syncNew, deadline);
             return new Opened((BitSet) image.clone(), mask, fresh);
@@ -120,42 +120,6 @@ public final class ZooKeeperLog implements RegionLog {
             throw e;
         } finally {
             lock.unlock();
-        }
-    }
-
-    private void createIfMissing(String path, long deadline) throws IOException {
-        try {
-            call(h -> h.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), deadline);
-        } catch (Conflict e) {
-            // there already
-        }
-    }
-
-    /** Creates the geometry and leg state, or checks them. Returns whether this node made the log. */
-    private boolean geometry(int legs, long regionSize, long regions, long deadline) throws IOException {
-        byte[] want = ZnodeLayout.geometryBytes(legs, regionSize, regions, legsId);
-        while (true) {
-            byte[] have;
-            try {
-                have = call(h -> h.getData(z.geometry(), false, null), deadline);
-            } catch (Fenced missing) {
-                // a new log: its parents first (a log with a geometry has them: four requests fewer per start)
-                for (String p : z.parents()) {
-                    createIfMissing(p, deadline);
-                }
-                try {
-                    call(h -> h.multi(List.of(
-                            Op.create(z.geometry(), want, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
-                            Op.create(z.legs(), ZnodeLayout.legsBytes((1 << legs) - 1), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
-                            Op.create(z.recovering(), new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT))),
-                            deadline);
-                    return true;
-                } catch (Conflict raced) {
-                    continue; // another node made it first: check theirs
-                }
-            }
-            ZnodeLayout.checkGeometry(have, z.geometry(), describe(), legs, regionSize, regions, legsId);
-            return false;
         }
     }
 
@@ -526,26 +490,12 @@ public final class ZooKeeperLog implements RegionLog {
 
     @Override
     public boolean resyncMayCopy(BitSet needed) throws IOException {
-        if (!joined || !session.connected()) {
-            return false; // without a session no copy: the others may no longer hold their writes back
-        }
-        try {
-            return publisher.mayCopy(needed, System.nanoTime() + pauseNanos);
-        } catch (SessionLost | Fenced e) {
-            return false; // rejoined first, published again then
-        }
+        return publisher.mayCopy(needed, System.nanoTime() + pauseNanos);
     }
 
     @Override
     public void resyncProgress(BitSet stillNeeded) throws IOException {
-        if (!joined || !session.connected()) {
-            return;
-        }
-        try {
-            publisher.progress(stillNeeded, System.nanoTime() + pauseNanos);
-        } catch (SessionLost | Fenced e) {
-            // the entry stays until the next round's progress or the rejoin's publication
-        }
+        publisher.progress(stillNeeded, System.nanoTime() + pauseNanos);
     }
 
     @Override

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * expired; then it is fenced and writes nothing until it has rejoined and resynced its own marks.
  */
 class RemoteResyncTest extends ZkFixture {
-    static final long SIZE = 16 * REGION;
+    static final long SIZE = 80 * REGION;
     static final int R = 5;
     final ExecutorService pool = Executors.newCachedThreadPool();
     Path fa;
@@ -170,6 +170,53 @@ class RemoteResyncTest extends ZkFixture {
                 && run(() -> m.resyncRunOnce(64)) && "0".equals(m.status().get("resync_pending")));
         assertArrayEquals(Files.readAllBytes(fa), Files.readAllBytes(fb), "both legs are identical");
         assertEquals(11, onLeg(fb, 7 * REGION + 4096));
+    }
+
+    @Test
+    void onlyTheWindowBeingCopiedIsHeldBackAWriteBeyondItGoesOnAndIsCopiedAlong() throws Exception {
+        MirrorTarget a = mirror("A", log("A"), List.of(leg(fa), leg(fb)), true);
+        ZooKeeperLog logA = lastLog;
+        CountDownLatch reached = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Devices.Counting bLegB = new Devices.Counting(leg(fb));
+        MirrorTarget b = mirror("B", log("B"), List.of(leg(fa), bLegB), true);
+        MirrorTarget c = mirror("C", log("C"), List.of(leg(fa), leg(fb)), true);
+        int far = (int) (SIZE / REGION) - 1; // beyond the first window of 64 regions
+        for (int r = 0; r <= far; r++) {
+            a.write(r * REGION, block(1), 0);
+        }
+        onLeg(fa, far * REGION, 2); // A's last write to the far region reached leg a only
+        deadNode(logA, "A");
+        assertTrue(b.clusterRunOnce(), "B took node A over");
+        bLegB.beforeWrite = offset -> {
+            if (offset == 0) {
+                reached.countDown();
+                awaitQuietly(release);
+            }
+        };
+        Future<Integer> copy = pool.submit(() -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            int n;
+            while ((n = b.resyncRunOnce(8)) == 0 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            }
+            return n;
+        });
+        await("B's copy of region 0 to be under way", () -> {
+            run(c::clusterRunOnce);
+            return reached.getCount() == 0;
+        });
+        assertEquals("64", c.status().get("zk_remote_resync_regions"), "C holds back B's window only");
+        c.write(far * REGION + 4096, block(3), 0); // outside the window: does not wait
+        assertEquals("0", c.status().get("writes_held_back"));
+        assertEquals(3, onLeg(fb, far * REGION + 4096), "on both legs at once");
+        release.countDown();
+        copy.get(60, TimeUnit.SECONDS);
+        await("B's whole resync", () -> run(c::clusterRunOnce) && run(() -> b.resyncRunOnce(64))
+                && "0".equals(b.status().get("resync_pending")));
+        assertEquals(2, onLeg(fb, far * REGION), "A's last write copied to leg b with the far region");
+        assertEquals(3, onLeg(fb, far * REGION + 4096), "C's write is still there after the copy");
+        assertArrayEquals(Files.readAllBytes(fa), Files.readAllBytes(fb), "both legs are identical");
     }
 
     @Test

@@ -173,6 +173,40 @@ class RemoteResyncTest extends ZkFixture {
     }
 
     @Test
+    void aNodeThatMissedThePublicationCannotMarkAPublishedRegionItsCommitsCheckFailsAndTheWriteWaits() throws Exception {
+        MirrorTarget a = mirror("A", log("A"), List.of(leg(fa), leg(fb)), true);
+        ZooKeeperLog logA = lastLog;
+        MirrorTarget b = mirror("B", log("B"), List.of(leg(fa), leg(fb)), true);
+        MirrorTarget c = mirror("C", log("C"), List.of(leg(fa), leg(fb)), true);
+        a.write(R * REGION, block(1), 0);
+        onLeg(fa, R * REGION, 2);
+        deadNode(logA, "A");
+        assertTrue(b.clusterRunOnce(), "B took node A over");
+        assertEquals(0, b.resyncRunOnce(64), "B published region 5 and waits for C");
+        assertEquals("0", c.status().get("zk_remote_resync_regions"), "C has not run its round: it has not seen it");
+
+        // C's first write into region 5 needs a mark: the commit checks the version C applied, which is old
+        Future<?> write = pool.submit(() -> {
+            c.write(R * REGION + 4096, block(3), 0);
+            return null;
+        });
+        await("C's write to be held back after its commit's check failed", () -> "1".equals(c.status().get("writes_held_back"))
+                || write.isDone());
+        assertFalse(write.isDone());
+        assertEquals("1", c.status().get("zk_commits_rechecked"));
+        assertEquals("1", c.status().get("zk_remote_resync_regions"), "C holds region 5 back now");
+        assertEquals(0, onLeg(fa, R * REGION + 4096), "the write is on no leg");
+
+        await("B's copy (C acknowledges in its round) and then C's write", () -> run(c::clusterRunOnce)
+                && run(() -> b.resyncRunOnce(64)) && write.isDone());
+        write.get();
+        assertEquals(3, onLeg(fa, R * REGION + 4096));
+        assertEquals(3, onLeg(fb, R * REGION + 4096));
+        assertEquals(2, onLeg(fb, R * REGION), "A's last write copied to leg b");
+        assertArrayEquals(Files.readAllBytes(fa), Files.readAllBytes(fb), "both legs are identical");
+    }
+
+    @Test
     void onlyTheWindowBeingCopiedIsHeldBackAWriteBeyondItGoesOnAndIsCopiedAlong() throws Exception {
         MirrorTarget a = mirror("A", log("A"), List.of(leg(fa), leg(fb)), true);
         ZooKeeperLog logA = lastLog;

@@ -152,9 +152,9 @@ public final class MirrorTarget implements Target {
         int position = dst.position();
         int limit = dst.limit();
         while (true) {
-            // a region not yet resynced may differ between legs: only the resync source is read there
+            // a region not yet resynced (here, or in the cluster) may differ between legs: only the resync source is read there
             ReadPolicy policy = readPolicy;
-            int leg = resync.anyNeeded(first, last) ? legs.first() : legs.pick(policy, excluded);
+            int leg = resync.anyNeeded(first, last) || tracker.readsFromSource(first, last) ? legs.first() : legs.pick(policy, excluded);
             if (leg < 0 || (excluded & (1 << leg)) != 0) {
                 throw failure != null ? failure : new DeviceIOException(name, offset, "no leg is in sync");
             }

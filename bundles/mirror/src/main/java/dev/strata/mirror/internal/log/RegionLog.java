@@ -130,6 +130,10 @@ public interface RegionLog {
 
         /** Whether no write to any of {@code regions} is in flight. */
         boolean drained(BitSet regions);
+
+        /** From now on reads of {@code regions} (not in sync in the cluster) go to the resync source only. */
+        default void readFromSource(BitSet regions) {
+        }
     }
 
     /**

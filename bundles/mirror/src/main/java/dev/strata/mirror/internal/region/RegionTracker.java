@@ -55,6 +55,8 @@ public final class RegionTracker implements RegionLog.RemoteGate {
     private BitSet heldBack = new BitSet();
     private boolean heldBackAny;
     private long writesHeldBack;
+    /** Regions read from the resync source only (never mutated once published; null: none). */
+    private volatile BitSet sourceOnly;
     private boolean committing;
     private boolean clearsAllowed = true;
     private long firstPendingClearNanos;
@@ -223,6 +225,25 @@ public final class RegionTracker implements RegionLog.RemoteGate {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Reads of {@code regions} go to the resync source only from now on (cluster regions not in
+     * sync). One volatile field, null when empty, so a read takes no lock and allocates nothing.
+     */
+    @Override
+    public void readFromSource(BitSet regions) {
+        sourceOnly = regions.isEmpty() ? null : (BitSet) regions.clone();
+    }
+
+    /** Whether a read of {@code [first, last]} must go to the resync source only (lock-free: the I/O path). */
+    public boolean readsFromSource(int first, int last) {
+        BitSet s = sourceOnly;
+        if (s == null) {
+            return false;
+        }
+        int n = s.nextSetBit(first);
+        return n >= 0 && n <= last;
     }
 
     /** Whether no write to any of {@code regions} is in flight here (the acknowledgement to a resyncing node waits for that). */

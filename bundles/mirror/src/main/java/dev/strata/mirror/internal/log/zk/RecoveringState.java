@@ -28,6 +28,8 @@ final class RecoveringState {
     private volatile boolean fired = true;
     private final Watcher watcher = e -> fired = true;
     private volatile RemoteGate gate;
+    /** The regions read from the resync source only: these entries and dead nodes' marks. */
+    final UnsyncedMarks unsynced;
     // guarded by this
     private int version = -1;
     private Map<String, BitSet> entries = Map.of();
@@ -37,10 +39,12 @@ final class RecoveringState {
 
     RecoveringState(ZooKeeperLog log) {
         this.log = log;
+        this.unsynced = new UnsyncedMarks(log);
     }
 
     void gate(RemoteGate g) {
         gate = g;
+        unsynced.gate(g);
     }
 
     synchronized int version() {
@@ -107,6 +111,8 @@ final class RecoveringState {
             if (g != null) {
                 g.holdBack(o); // before the version counts as applied: a commit checks it, then writes
             }
+            unsynced.listed(o); // before it is acknowledged: the copy waits for that, so no read sees a leg flip
+
             version = st.getVersion();
             entries = e;
             others = o;

@@ -27,6 +27,7 @@ final class ZkStatus {
         // the other nodes' resyncs held back here, and this node's own published to them (docs/mirror.md, "Cluster")
         m.put("zk_recovering_version", Integer.toString(log.recovering.version()));
         m.put("zk_remote_resync_regions", Integer.toString(log.recovering.heldBack().cardinality()));
+        m.put("zk_source_read_regions", Integer.toString(log.recovering.unsynced.regions()));
         m.put("zk_remote_resync_acks", Long.toString(log.recovering.acks()));
         m.put("zk_resync_publications", Long.toString(log.publisher.publications()));
         m.put("zk_resync_waiting_for", log.publisher.waitingNames());

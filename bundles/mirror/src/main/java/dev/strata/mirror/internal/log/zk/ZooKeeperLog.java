@@ -441,13 +441,17 @@ public final class ZooKeeperLog implements RegionLog {
         }
         long now = System.nanoTime();
         boolean scan = now - nextScan >= 0;
+        boolean fired = session.takeWatchFired();
         try {
+            if (fired || scan) {
+                recovering.unsynced.runOnce(scan, now + pauseNanos); // a dead node's marks: read from the source, before any ack
+            }
             recovering.runOnce(scan, now + pauseNanos); // the others' resyncs: held back, then acknowledged
         } catch (SessionLost | Fenced e) {
             return; // the next round rejoins
         }
         boolean legs = legState.takeFired();
-        if (!session.takeWatchFired() && !legs && !scan) {
+        if (!fired && !legs && !scan) {
             return;
         }
         nextScan = now + SCAN_INTERVAL_NANOS;

@@ -77,6 +77,9 @@ final class WritePath {
             aroundDropping(block, count, src, flags);
             return;
         }
+        if (!fua && inPlace(block, count, src)) {
+            return;
+        }
         int done = 0;
         while (done < count) {
             // the pieces go straight into a reused registry entry: nothing allocated per request
@@ -238,6 +241,62 @@ final class WritePath {
                 counters.writesBlockedOnFreelist.increment();
                 makeRoom();
             }
+        }
+    }
+
+    /**
+     * The common overwrite without the state monitor: when every block of the request is cached
+     * in a slot it may overwrite in place (stamped current, not under writeback), the write
+     * changes no state, so it only looks and registers its data write, under the gate's read
+     * lock ({@link CacheState}: every change it could see is made under the write lock). Returns
+     * false, having changed nothing, when any block is not such a hit; the caller then takes the
+     * monitor as before. Not for FUA (its data write runs on while the commit waits for it).
+     */
+    private boolean inPlace(long block, int count, ByteBuffer src) throws IOException {
+        InFlight.Entry e = inFlight.take(slotsBody);
+        try {
+            long g = state.gate.readLock();
+            try {
+                failure.check();
+                int runSlot = -1;
+                int runCount = 0;
+                int hint = -1;
+                for (int i = 0; i < count; i++) {
+                    long b = block + i;
+                    int s = hint >= 0 && state.index.holds(hint + 1, b) ? hint + 1 : state.index.find(b);
+                    if (s < 0 || !state.reusable(s)) {
+                        return false;
+                    }
+                    hint = s;
+                    if (runCount > 0 && contiguous && s == runSlot + runCount) {
+                        runCount++;
+                    } else {
+                        if (runCount > 0) {
+                            e.addPiece(runSlot, block + i - runCount, runCount, (i - runCount) * bs);
+                        }
+                        runSlot = s;
+                        runCount = 1;
+                    }
+                }
+                e.addPiece(runSlot, block + count - runCount, runCount, (count - runCount) * bs);
+                int lo = Integer.MAX_VALUE;
+                int hi = -1;
+                for (int i = 0; i < e.pieces; i++) {
+                    lo = Math.min(lo, e.slot[i]);
+                    hi = Math.max(hi, e.slot[i] + e.count[i] - 1);
+                }
+                // the caller's buffer itself: this thread waits for the data write (position and limit restored)
+                e.data = src;
+                e.base = src.position();
+                inFlight.register(e, lo, hi);
+            } finally {
+                state.gate.unlockRead(g);
+            }
+            counters.writeHitsUncommitted.add(count);
+            inFlight.await(e);
+            return true;
+        } finally {
+            inFlight.release(e);
         }
     }
 

@@ -252,6 +252,9 @@ final class WritePath {
      * false, having changed nothing, when any block is not such a hit; the caller then takes the
      * monitor as before. Not for FUA (its data write runs on while the commit waits for it).
      */
+    /** Tests only: run by an in-place write between finding its slots and registering its data write. */
+    volatile Runnable inPlaceProbe;
+
     private boolean inPlace(long block, int count, ByteBuffer src) throws IOException {
         InFlight.Entry e = inFlight.take(slotsBody);
         try {
@@ -284,6 +287,10 @@ final class WritePath {
                 for (int i = 0; i < e.pieces; i++) {
                     lo = Math.min(lo, e.slot[i]);
                     hi = Math.max(hi, e.slot[i] + e.count[i] - 1);
+                }
+                Runnable probe = inPlaceProbe;
+                if (probe != null) {
+                    probe.run(); // tests only: a commit tried here must wait for this registration
                 }
                 // the caller's buffer itself: this thread waits for the data write (position and limit restored)
                 e.data = src;

@@ -18,7 +18,8 @@ import dev.strata.cache.writecache.internal.index.FreeSlots;
  *     consecutive slots and goes to the cache device as one write; concurrent writers use
  *     cursors (lanes) a sixteenth of the cache apart. The index is walked once per request: the
  *     next block is looked for in the next slot first, and a run of uncached blocks is placed
- *     at once.
+ *     at once. A write whose every block is such an in-place hit does not take the state
+ *     monitor at all ({@link #inPlace}, the gate of {@link CacheState}).
  * <li>No free slot: an uncached block goes around to the backing device (the next flush is
  *     forwarded to it); a cached, committed block waits for room — the writer commits and
  *     writes a batch back itself, so it never waits for a thread that may not run.

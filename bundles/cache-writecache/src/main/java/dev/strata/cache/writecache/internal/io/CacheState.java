@@ -32,7 +32,10 @@ final class CacheState {
     final Layout layout;
     final SlotIndex index;
     final FreeSlots free;
-    /** See the class comment: read by in-place writes, written by every change they look at (never held across I/O or a wait). */
+    /**
+     * See the class comment: read by in-place writes, written by every change they look at (never
+     * held across I/O or a wait, but by the read-modify-write of a partial block in place).
+     */
     final java.util.concurrent.locks.StampedLock gate = new java.util.concurrent.locks.StampedLock();
     private final BitSet dirtySectors = new BitSet();
     private final BitSet underWriteback = new BitSet();

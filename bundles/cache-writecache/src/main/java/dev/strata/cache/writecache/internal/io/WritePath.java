@@ -390,15 +390,24 @@ final class WritePath {
                         target = run < 0 ? -1 : (int) (run >>> 32);
                     }
                     if (target >= 0) {
-                        inFlight.awaitOverlapping(s, s, Long.MAX_VALUE);
+                        // an in-place write (no monitor) must not land in the slot between the read
+                        // and the write of the merge below, or it would be lost: no other block
+                        // is written in place meanwhile (one block's read and write, partial
+                        // writes only)
+                        long g = target == s ? state.gate.writeLock() : 0;
                         ByteBuffer merged = ByteBuffer.allocate(bs);
                         try {
+                            inFlight.awaitOverlapping(s, s, Long.MAX_VALUE);
                             cache.read(state.layout.slotOffset(s), merged);
                             merged.put(inBlock, src, src.position(), src.remaining());
                             cache.write(state.layout.slotOffset(target), merged.clear(), 0);
                         } catch (IOException | RuntimeException e) {
                             failure.set(e);
                             throw e;
+                        } finally {
+                            if (g != 0) {
+                                state.gate.unlockWrite(g);
+                            }
                         }
                         if (target == s) {
                             counters.writeHitsUncommitted.increment();

@@ -161,6 +161,75 @@ class InPlaceRaceTest {
         again.close();
     }
 
+    /**
+     * A partial write's read-modify-write of a block cached in place, with an in-place write of
+     * the whole block landing between its read and its write: the merge must not overwrite the
+     * newer whole block with the older one (the gate is held over the merge). The cache device
+     * holds the partial write's read, after it has read, until the whole-block write has
+     * returned; without the gate the block ends as the old data plus the partial bytes.
+     */
+    @Test
+    void aPartialMergeInPlaceDoesNotLoseAnInPlaceWriteOfItsBlock() throws Exception {
+        int bs = 4096;
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        CrashableDevice backing = new CrashableDevice("backing", 16 * bs, 512);
+        CrashableDevice lower = new CrashableDevice("cache", WritecacheSubject.cacheBytes(8, bs), 512);
+        BlockDevice cache = new dev.strata.testsupport.target.ForwardingBlockDevice(lower) {
+            @Override
+            public void read(long offset, ByteBuffer dst) throws java.io.IOException {
+                boolean hold = dst.remaining() == bs && armed.compareAndSet(true, false);
+                super.read(offset, dst);
+                if (hold) {
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        WritecacheTarget wc = Recovery.open("wc", backing, cache, null, bs, true, Tunables.DEFAULTS, Options.defaults().manual());
+        byte[] a = new byte[bs];
+        java.util.Arrays.fill(a, (byte) 'a');
+        byte[] b = new byte[bs];
+        java.util.Arrays.fill(b, (byte) 'b');
+        byte[] p = new byte[512];
+        java.util.Arrays.fill(p, (byte) 'p');
+        wc.write(0, ByteBuffer.wrap(a), 0);
+        Thread[] partial = new Thread[1];
+        Throwable[] failed = new Throwable[1];
+        armed.set(true);
+        wc.inPlaceProbe(() -> {
+            wc.inPlaceProbe(null);
+            Thread t = new Thread(() -> {
+                try {
+                    wc.write(1024, ByteBuffer.wrap(p), 0);
+                } catch (Throwable x) {
+                    failed[0] = x;
+                }
+            }, "partial");
+            partial[0] = t;
+            t.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            // parked on the gate, or holding its read of the block: either way inside the merge
+            while (t.isAlive() && t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING
+                    && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+        });
+        wc.write(0, ByteBuffer.wrap(b), 0);
+        release.countDown();
+        partial[0].join(30_000);
+        assertTrue(failed[0] == null, "partial write failed: " + failed[0]);
+        byte[] expect = b.clone();
+        System.arraycopy(p, 0, expect, 1024, p.length);
+        ByteBuffer got = ByteBuffer.allocate(bs);
+        wc.read(0, got);
+        assertArrayEquals(expect, got.array(), "the whole-block write, then the partial bytes");
+        wc.close();
+    }
+
     private static void verify(BlockDevice d, byte[][] models) throws Exception {
         for (int th = 0; th < THREADS; th++) {
             ByteBuffer got = ByteBuffer.allocate(REGION_BLOCKS * BS);

@@ -36,6 +36,22 @@ class StatsTest {
     }
 
     @Test
+    void opWithTheCallersTimeCountsAndStampsTheLastOp() {
+        ManualClock clock = new ManualClock();
+        BusyMeter m = new BusyMeter(clock);
+        clock.advance(100, TimeUnit.MILLISECONDS);
+        m.op(clock.nanoTime());
+        clock.advance(30, TimeUnit.MICROSECONDS);
+        m.op(clock.nanoTime()); // within the grain: counted, the stamp may stay
+        clock.advance(20, TimeUnit.MILLISECONDS);
+        m.op(clock.nanoTime());
+        clock.advance(40, TimeUnit.MILLISECONDS);
+        long[] s = m.sample();
+        assertEquals(3 * 1_000_000_000L / TimeUnit.MILLISECONDS.toNanos(160), s[1], "3 ops in 0.16 s");
+        assertEquals(40, s[2], "idle since the last op, to the millisecond");
+    }
+
+    @Test
     void countersRenderInCreationOrder() {
         Counters c = new Counters();
         Counters.Counter hits = c.counter("read_hits");

@@ -56,7 +56,7 @@ final class WritePath {
                 }
                 src.position(src.limit());
             } else {
-                writeCached(offset, src);
+                writeCached(offset, src, t0);
                 src.position(src.limit());
             }
         }
@@ -76,6 +76,15 @@ final class WritePath {
 
     /** Copies a write into the log. */
     void writeCached(long offset, ByteBuffer src) throws IOException {
+        writeCached(offset, src, log.clock.nanoTime());
+    }
+
+    /**
+     * Copies a write into the log; {@code now} is the clock time the request started (its
+     * deadline and its busy-meter stamp: one clock read per request instead of three; clock
+     * reads took ~3 % of the NBD workers' CPU samples at 4 KiB, a VM's clocksource).
+     */
+    void writeCached(long offset, ByteBuffer src, long now) throws IOException {
         int len = src.remaining();
         if (len == 0) {
             return;
@@ -84,7 +93,7 @@ final class WritePath {
         long first = offset >>> Layout.BLOCK_SHIFT;
         long last = (end - 1) >>> Layout.BLOCK_SHIFT;
         int srcBase = src.position();
-        long deadline = log.deadline();
+        long deadline = log.deadline(now);
         ByteBuffer merge = null; // 4 KiB, for merging a partial block with its copy on the cache device
         int needRead = -1;
         int needGen = 0;
@@ -168,7 +177,7 @@ final class WritePath {
             }
         }
         stats.writesCached.increment();
-        stats.busy.op();
+        stats.busy.op(now);
     }
 
     /**

@@ -160,7 +160,7 @@ public final class WriteboostCache implements CacheTarget {
         flushers = new Daemon[Math.max(1, options.flushers())];
         for (int i = 0; i < flushers.length; i++) {
             flushers[i] = new Daemon("strata-writeboost-" + dev + "-flusher" + (i == 0 ? "" : "-" + (i + 1)),
-                    parts.flusher::flusherRunOnce, lock, changed, 1000, () -> log.events);
+                    parts.flusher::flusherRunOnce, lock, log.queued, 1000, () -> log.queuedEvents);
         }
         writeback = new Daemon("strata-writeboost-" + dev + "-writeback", parts.writeback::writebackRunOnce, lock, changed,
                 100, () -> log.events);
@@ -281,6 +281,11 @@ public final class WriteboostCache implements CacheTarget {
     /** The daemons' wake-up counter: one per signal of the log's condition (a seam for tests). */
     long events() {
         return log.events;
+    }
+
+    /** The flushers' wake-up counter: one per record or marker queued (a seam for tests). */
+    long queuedEvents() {
+        return log.queuedEvents;
     }
 
     /** Sets the hook run between a write's reservation and its copy (a seam for tests). */

@@ -110,21 +110,28 @@ final class DirectTarget extends FileBackedTarget {
                     + " that O_DIRECT needs; use a multiple of " + align + " or the file target");
         }
         ImageClaims.Claim claim = spec.prepareClaimed(plan, device); // refused before anything is grown
-        FileChannel ch;
+        FileChannel ch = null;
         try {
-            ch = openChannel(spec.path);
-        } catch (IOException e) {
+            try {
+                ch = openChannel(spec.path);
+            } catch (IOException e) {
+                if (plan.createFile) {
+                    Files.deleteIfExists(spec.path);
+                }
+                if (e.getMessage() != null && e.getMessage().contains("Invalid argument")) {
+                    throw new InvalidArgumentException(TYPE + ": the file system of " + spec.path
+                            + " does not support O_DIRECT; use the file target");
+                }
+                throw new DeviceIOException(spec.path.toString(), 0, "cannot open with O_DIRECT: " + e, e);
+            }
+            return new DirectTarget(spec.path, plan.size, align, ch, claim);
+        } catch (Throwable e) {
+            // also a NoClassDefFoundError when this bundle is refreshed during the build: the
+            // claim must not outlive a target that never came to be, or the rebuild is refused
             claim.release();
-            if (plan.createFile) {
-                Files.deleteIfExists(spec.path);
-            }
-            if (e.getMessage() != null && e.getMessage().contains("Invalid argument")) {
-                throw new InvalidArgumentException(TYPE + ": the file system of " + spec.path
-                        + " does not support O_DIRECT; use the file target");
-            }
-            throw new DeviceIOException(spec.path.toString(), 0, "cannot open with O_DIRECT: " + e, e);
+            ReopeningChannel.closeQuietly(ch);
+            throw e;
         }
-        return new DirectTarget(spec.path, plan.size, align, ch, claim);
     }
 
     /** The file system block size for the path (or its directory): what Java's O_DIRECT checks against. */

@@ -41,14 +41,21 @@ final class FileTarget extends FileBackedTarget {
     static FileTarget open(FileSpec spec, String device) throws IOException {
         FileSpec.Plan plan = spec.check();
         ImageClaims.Claim claim = spec.prepareClaimed(plan, device);
-        FileChannel ch;
+        FileChannel ch = null;
         try {
-            ch = openChannel(spec.path);
-        } catch (IOException e) {
+            try {
+                ch = openChannel(spec.path);
+            } catch (IOException e) {
+                throw new DeviceIOException(spec.path.toString(), 0, "cannot open: " + e, e);
+            }
+            return new FileTarget(spec.path, plan.size, ch, claim);
+        } catch (Throwable e) {
+            // also a NoClassDefFoundError when this bundle is refreshed during the build: the
+            // claim must not outlive a target that never came to be, or the rebuild is refused
             claim.release();
-            throw new DeviceIOException(spec.path.toString(), 0, "cannot open: " + e, e);
+            ReopeningChannel.closeQuietly(ch);
+            throw e;
         }
-        return new FileTarget(spec.path, plan.size, ch, claim);
     }
 
     private static FileChannel openChannel(Path path) throws IOException {

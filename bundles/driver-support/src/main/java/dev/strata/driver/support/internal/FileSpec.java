@@ -183,7 +183,7 @@ public final class FileSpec {
                 }
             }
             return claim;
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) { // an Error too: a class load failing while the driver is refreshed
             if (claim != null) {
                 claim.release();
             }

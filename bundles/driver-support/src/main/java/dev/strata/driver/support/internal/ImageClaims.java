@@ -58,6 +58,9 @@ public final class ImageClaims {
     public static Claim claim(String type, String device, Path path) {
         String key = PREFIX + identity(path);
         String value = (device == null ? "" : device) + SEP + UUID.randomUUID();
+        // Made before the put: while this bundle is being refreshed any class load may fail
+        // (NoClassDefFoundError), and nothing may fail between the put and the caller's handle.
+        Claim claim = new Claim(key, value);
         Properties props = System.getProperties();
         Object held = props.putIfAbsent(key, value);
         if (held != null) {
@@ -68,7 +71,7 @@ public final class ImageClaims {
                     + (name.isEmpty() ? "a device" : "device '" + name + "'")
                     + "; one image file can back one device");
         }
-        return new Claim(key, value);
+        return claim;
     }
 
     /** dev+inode where the file system has them, else the real path (links resolved). */

@@ -99,4 +99,13 @@ class ImageClaimsTest {
         ImageClaims.claim("file", "x", p).release();
         assertFalse(System.getProperties().containsKey(ImageClaims.PREFIX + ImageClaims.identity(p)));
     }
+
+    @Test
+    void aPrepareThatFailsAfterTheClaimReleasesIt() throws IOException {
+        Path notAFile = Files.createDirectory(dir.resolve("dir.img")); // opening it "rw" fails, even for root
+        FileSpec spec = FileSpec.parse("file", Map.of("path", notAFile.toString()));
+        assertThrows(dev.strata.api.DeviceIOException.class,
+                () -> spec.prepareClaimed(new FileSpec.Plan(8192, false, true), "broken"));
+        ImageClaims.claim("file", "next", notAFile).release(); // not refused: the failed open released it
+    }
 }

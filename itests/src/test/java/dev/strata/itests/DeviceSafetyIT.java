@@ -243,4 +243,38 @@ public class DeviceSafetyIT {
         Await.until("the .cfg devices gone", 60, () -> manager.info("broken").isEmpty() && manager.info("orphan").isEmpty());
         run("dev:remove m1");
     }
+
+    @Test
+    public void aSecondDeviceOverAnOpenImageFileIsRefusedAndChangesNothing() throws Exception {
+        Path img = dir.resolve("img0.img");
+        run("dev:create img0 file path=" + img + " size=4M create=true");
+        Path link = Files.createSymbolicLink(dir.resolve("img0-link.img"), img);
+        Path hard = Files.createLink(dir.resolve("img0-hard.img"), img);
+        for (Path p : new Path[] {img, link, hard}) {
+            assertEquals("file: " + p.toAbsolutePath().normalize() + " is already open as device 'img0'; one image file can back one device",
+                    failure("dev:create --transient dup4 file path=" + p));
+            assertEquals("file: " + p.toAbsolutePath().normalize() + " is already open as device 'img0'; one image file can back one device",
+                    failure("dev:create dup5 file path=" + p + " size=8M create=true"));
+        }
+        assertFalse(manager.info("dup4").isPresent());
+        assertFalse(manager.info("dup5").isPresent());
+        assertEquals(null, stored("dup5"));
+        assertEquals("the refused device did not grow the live image", 4L << 20, Files.size(img));
+        assertFalse(run("dev:list").contains("dup"));
+
+        // a reload of the holder over its own file hands the claim over (the old target closes first)
+        assertTrue(run("dev:reload img0 file path=" + link).startsWith("reloaded img0"));
+        assertTrue(failure("dev:create --transient dup4 file path=" + img).endsWith("is already open as device 'img0'; one image file can back one device"));
+
+        // a hot update of the driver: the old version's target closes, the new version claims again
+        Bundles.updateAndRefresh(context, "dev.strata.driver.file", "excl update");
+        Await.until("img0 back after the driver update", 60,
+                () -> manager.info("img0").map(d -> d.state() == DeviceState.ACTIVE).orElse(false),
+                () -> String.valueOf(manager.info("img0")));
+        assertTrue(failure("dev:create --transient dup4 file path=" + hard).endsWith("is already open as device 'img0'; one image file can back one device"));
+
+        run("dev:remove img0");
+        assertTrue(run("dev:create --transient img1 file path=" + hard).contains("img1"));
+        run("dev:remove img1");
+    }
 }

@@ -8,6 +8,7 @@ import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Requests;
 import dev.strata.driver.support.internal.FileBackedTarget;
 import dev.strata.driver.support.internal.FileSpec;
+import dev.strata.driver.support.internal.ImageClaims;
 import dev.strata.driver.support.internal.ReopeningChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -82,8 +83,8 @@ final class DirectTarget extends FileBackedTarget {
     private final LongAdder bounced = new LongAdder();
     private final LongAdder readModifyWrites = new LongAdder();
 
-    private DirectTarget(Path path, long size, int align, FileChannel channel) {
-        super(path, size, new ReopeningChannel(path, channel, DirectTarget::openChannel, LOG));
+    private DirectTarget(Path path, long size, int align, FileChannel channel, ImageClaims.Claim claim) {
+        super(path, size, new ReopeningChannel(path, channel, DirectTarget::openChannel, LOG), claim);
         this.align = align;
         int cpus = Runtime.getRuntime().availableProcessors();
         this.smallPool = new BufferPool(name, Math.max(SMALL, align), align, 64);
@@ -96,7 +97,7 @@ final class DirectTarget extends FileBackedTarget {
     }
 
     /** Checks the spec and the file system, creates or grows the file if asked, opens it with O_DIRECT. */
-    static DirectTarget open(FileSpec spec) throws IOException {
+    static DirectTarget open(FileSpec spec, String device) throws IOException {
         if (!DirectIo.available()) {
             throw new InvalidArgumentException(DirectIo.UNAVAILABLE); // before the file is created or grown
         }
@@ -108,21 +109,29 @@ final class DirectTarget extends FileBackedTarget {
                     + " is not a multiple of the file system block size " + align
                     + " that O_DIRECT needs; use a multiple of " + align + " or the file target");
         }
-        spec.prepare(plan);
-        FileChannel ch;
+        ImageClaims.Claim claim = spec.prepareClaimed(plan, device); // refused before anything is grown
+        FileChannel ch = null;
         try {
-            ch = openChannel(spec.path);
-        } catch (IOException e) {
-            if (plan.createFile) {
-                Files.deleteIfExists(spec.path);
+            try {
+                ch = openChannel(spec.path);
+            } catch (IOException e) {
+                if (plan.createFile) {
+                    Files.deleteIfExists(spec.path);
+                }
+                if (e.getMessage() != null && e.getMessage().contains("Invalid argument")) {
+                    throw new InvalidArgumentException(TYPE + ": the file system of " + spec.path
+                            + " does not support O_DIRECT; use the file target");
+                }
+                throw new DeviceIOException(spec.path.toString(), 0, "cannot open with O_DIRECT: " + e, e);
             }
-            if (e.getMessage() != null && e.getMessage().contains("Invalid argument")) {
-                throw new InvalidArgumentException(TYPE + ": the file system of " + spec.path
-                        + " does not support O_DIRECT; use the file target");
-            }
-            throw new DeviceIOException(spec.path.toString(), 0, "cannot open with O_DIRECT: " + e, e);
+            return new DirectTarget(spec.path, plan.size, align, ch, claim);
+        } catch (Throwable e) {
+            // also a NoClassDefFoundError when this bundle is refreshed during the build: the
+            // claim must not outlive a target that never came to be, or the rebuild is refused
+            claim.release();
+            ReopeningChannel.closeQuietly(ch);
+            throw e;
         }
-        return new DirectTarget(spec.path, plan.size, align, ch);
     }
 
     /** The file system block size for the path (or its directory): what Java's O_DIRECT checks against. */

@@ -38,6 +38,6 @@ public class DirectTargetFactory implements TargetFactory {
 
     @Override
     public Target create(TargetContext context) throws IOException {
-        return DirectTarget.open(FileSpec.parse(DirectTarget.TYPE, context.arguments()));
+        return DirectTarget.open(FileSpec.parse(DirectTarget.TYPE, context.arguments()), context.deviceName());
     }
 }

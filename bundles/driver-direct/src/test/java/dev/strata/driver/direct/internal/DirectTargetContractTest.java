@@ -15,6 +15,6 @@ class DirectTargetContractTest extends BlockDeviceContract {
     @Override
     protected BlockDevice newDevice(long size) throws Exception {
         return DirectTarget.open(FileSpec.parse("direct", Map.of(
-                "path", dir.resolve("disk.img").toString(), "size", Long.toString(size), "create", "true")));
+                "path", dir.resolve("disk.img").toString(), "size", Long.toString(size), "create", "true")), "disk");
     }
 }

@@ -282,4 +282,31 @@ class DirectTargetTest {
             assertEquals("0", t.status().get("errors"));
         }
     }
+
+    @Test
+    void aSecondDeviceOverAnOpenImageIsRefusedInOneLineAndChangesNothing() throws Exception {
+        Path p = dir.resolve("live.img");
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link.img"), dir.resolve("live.img"));
+        Target t = create("path=" + p, "size=1M", "create=true");
+        byte[] data = new byte[4096];
+        new Random(7).nextBytes(data);
+        t.write(0, ByteBuffer.wrap(data), BlockDevice.FUA);
+        for (String path : List.of(p.toString(), link.toString())) {
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                    () -> create("path=" + path, "size=2M", "create=true"));
+            assertEquals("direct: " + path + " is already open as device 'd0'; one image file can back one device",
+                    e.getMessage());
+        }
+        assertEquals(1 << 20, Files.size(p), "the refused device must not grow the live image");
+        ByteBuffer b = ByteBuffer.allocate(4096);
+        t.read(0, b);
+        assertArrayEquals(data, b.array());
+        t.close();
+        try (Target again = create("path=" + link)) { // released by close: the same file opens again
+            ByteBuffer c = ByteBuffer.allocate(4096);
+            again.read(0, c);
+            assertArrayEquals(data, c.array());
+        }
+        create("path=" + p).close(); // and by the second close too
+    }
 }

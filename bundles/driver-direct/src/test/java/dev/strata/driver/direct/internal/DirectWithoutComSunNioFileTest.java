@@ -65,12 +65,12 @@ class DirectWithoutComSunNioFileTest {
 
         Path image = dir.resolve("d.img");
         Class<?> target = loader.loadClass("dev.strata.driver.direct.internal.DirectTarget");
-        Method open = target.getDeclaredMethod("open", FileSpec.class);
+        Method open = target.getDeclaredMethod("open", FileSpec.class, String.class);
         open.setAccessible(true);
         FileSpec spec = FileSpec.parse("direct", Map.of("path", image.toString(), "size", "1M", "create", "true"));
         Throwable thrown = null;
         try {
-            open.invoke(null, spec);
+            open.invoke(null, spec, "d0");
         } catch (InvocationTargetException e) {
             thrown = e.getCause();
         }

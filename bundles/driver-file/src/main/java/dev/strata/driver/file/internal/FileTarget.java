@@ -5,6 +5,7 @@ import dev.strata.api.FastZeroUnsupportedException;
 import dev.strata.api.Requests;
 import dev.strata.driver.support.internal.FileBackedTarget;
 import dev.strata.driver.support.internal.FileSpec;
+import dev.strata.driver.support.internal.ImageClaims;
 import dev.strata.driver.support.internal.ReopeningChannel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -29,21 +30,32 @@ final class FileTarget extends FileBackedTarget {
     /** Zeroes for writeZeroes, shared and read-only (direct, so the JDK writes it without copying). */
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
 
-    private FileTarget(Path path, long size, FileChannel channel) {
-        super(path, size, new ReopeningChannel(path, channel, FileTarget::openChannel, LOG));
+    private FileTarget(Path path, long size, FileChannel channel, ImageClaims.Claim claim) {
+        super(path, size, new ReopeningChannel(path, channel, FileTarget::openChannel, LOG), claim);
     }
 
-    /** Checks the spec against the file system, creates or grows the file if asked, opens it. */
-    static FileTarget open(FileSpec spec) throws IOException {
+    /**
+     * Checks the spec against the file system, claims the file for {@code device} (refused if
+     * another device has it open), creates or grows the file if asked, opens it.
+     */
+    static FileTarget open(FileSpec spec, String device) throws IOException {
         FileSpec.Plan plan = spec.check();
-        spec.prepare(plan);
-        FileChannel ch;
+        ImageClaims.Claim claim = spec.prepareClaimed(plan, device);
+        FileChannel ch = null;
         try {
-            ch = openChannel(spec.path);
-        } catch (IOException e) {
-            throw new DeviceIOException(spec.path.toString(), 0, "cannot open: " + e, e);
+            try {
+                ch = openChannel(spec.path);
+            } catch (IOException e) {
+                throw new DeviceIOException(spec.path.toString(), 0, "cannot open: " + e, e);
+            }
+            return new FileTarget(spec.path, plan.size, ch, claim);
+        } catch (Throwable e) {
+            // also a NoClassDefFoundError when this bundle is refreshed during the build: the
+            // claim must not outlive a target that never came to be, or the rebuild is refused
+            claim.release();
+            ReopeningChannel.closeQuietly(ch);
+            throw e;
         }
-        return new FileTarget(spec.path, plan.size, ch);
     }
 
     private static FileChannel openChannel(Path path) throws IOException {

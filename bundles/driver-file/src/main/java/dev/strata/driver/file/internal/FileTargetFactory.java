@@ -27,6 +27,6 @@ public class FileTargetFactory implements TargetFactory {
 
     @Override
     public Target create(TargetContext context) throws IOException {
-        return FileTarget.open(FileSpec.parse(FileTarget.TYPE, context.arguments()));
+        return FileTarget.open(FileSpec.parse(FileTarget.TYPE, context.arguments()), context.deviceName());
     }
 }

@@ -15,6 +15,6 @@ class FileTargetContractTest extends BlockDeviceContract {
     @Override
     protected BlockDevice newDevice(long size) throws Exception {
         return FileTarget.open(FileSpec.parse("file", Map.of(
-                "path", dir.resolve("disk.img").toString(), "size", Long.toString(size), "create", "true")));
+                "path", dir.resolve("disk.img").toString(), "size", Long.toString(size), "create", "true")), "disk");
     }
 }

@@ -21,13 +21,16 @@ public abstract class FileBackedTarget implements Target {
     protected final int blockSize;
     protected final ReopeningChannel io;
     protected final IoCounters counters = new IoCounters();
+    private final ImageClaims.Claim claim;
 
-    protected FileBackedTarget(Path path, long size, ReopeningChannel io) {
+    /** @param claim this device's claim on the file, released by {@link #close()} */
+    protected FileBackedTarget(Path path, long size, ReopeningChannel io, ImageClaims.Claim claim) {
         this.path = path;
         this.name = path.toString();
         this.size = size;
         this.blockSize = size % 4096 == 0 ? 4096 : BlockDevice.SECTOR;
         this.io = io;
+        this.claim = claim;
     }
 
     @Override
@@ -85,6 +88,10 @@ public abstract class FileBackedTarget implements Target {
 
     @Override
     public final void close() throws IOException {
-        io.close();
+        try {
+            io.close();
+        } finally {
+            claim.release(); // the channel is closed even when its last flush failed
+        }
     }
 }

@@ -162,6 +162,35 @@ public final class FileSpec {
         }
     }
 
+    /**
+     * {@link #prepare} under a claim on the file for {@code device} ({@link ImageClaims}): an
+     * existing file is claimed <em>before</em> it is grown, so a refused device changes nothing; a
+     * file this call creates is claimed once it exists. The caller owns the claim: it releases it
+     * when its target closes, or at once if opening fails.
+     *
+     * @throws dev.strata.api.InvalidArgumentException if another device holds the file
+     */
+    public ImageClaims.Claim prepareClaimed(Plan plan, String device) throws IOException {
+        ImageClaims.Claim claim = plan.createFile ? null : ImageClaims.claim(type, device, path);
+        try {
+            prepare(plan);
+            if (claim == null) {
+                try {
+                    claim = ImageClaims.claim(type, device, path);
+                } catch (RuntimeException e) {
+                    Files.deleteIfExists(path); // created just now (CREATE_NEW): ours to remove
+                    throw e;
+                }
+            }
+            return claim;
+        } catch (Throwable e) { // an Error too: a class load failing while the driver is refreshed
+            if (claim != null) {
+                claim.release();
+            }
+            throw e;
+        }
+    }
+
     private void setLength(long size) throws IOException {
         try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
             if (raf.length() < size) {

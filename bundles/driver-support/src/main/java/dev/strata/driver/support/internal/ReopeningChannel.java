@@ -181,6 +181,17 @@ public final class ReopeningChannel {
         }
     }
 
+    /** Closes {@code ch} (may be null), ignoring errors: for an open that failed after it. */
+    public static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException | RuntimeException ignored) {
+                // the open failed anyway; its error is the one reported
+            }
+        }
+    }
+
     /** Flushes and closes the channel, once; later I/O fails with "the device is closed". */
     public void close() throws IOException {
         synchronized (this) {

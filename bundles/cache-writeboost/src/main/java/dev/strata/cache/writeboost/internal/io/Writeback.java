@@ -71,7 +71,6 @@ final class Writeback {
     long[] wbKeys = new long[0];
     int[] wbLocs = new int[0];
     int[] wbValid = new int[0];
-    long wbLastNanos;
 
     /**
      * Writes back one batch of the oldest complete segments: dirty blocks sorted by backing
@@ -259,11 +258,7 @@ final class Writeback {
             controller.wroteBack(count, now);
         }
         stats.writebackBatches.increment();
-        long span = now - wbLastNanos;
-        if (wbLastNanos != 0 && span > 0) {
-            stats.wbRateBlocksPerSec = count * 1_000_000_000L / span;
-        }
-        wbLastNanos = now;
+        stats.writebackRate.add(count, now);
         stats.lastWritebackError = "";
         return true;
     }

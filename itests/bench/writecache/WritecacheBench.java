@@ -133,7 +133,7 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
-        String only = "seed,vs-writeboost,writeback,footprint";
+        String only = "seed,floor,vs-writeboost,writeback,footprint";
         for (String a : args) {
             if (a.startsWith("--only=")) {
                 only = a.substring("--only=".length());
@@ -142,6 +142,9 @@ public final class WritecacheBench {
         List<String> parts = List.of(only.split(","));
         if (parts.contains("seed")) {
             seedTable(quick);
+        }
+        if (parts.contains("floor")) {
+            Floor.run(quick);
         }
         if (parts.contains("vs-writeboost")) {
             VsWriteboost.run(quick);

@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.Test;
 
@@ -29,9 +30,10 @@ import org.junit.Test;
  * over the same two leg files, on Debian's ZooKeeper server. Both take verified writes over NBD
  * (A into regions 0–31, B into 32–63); A is SIGKILLed; B, once A's session expired, takes A's
  * marks over and resyncs exactly A's dirty regions (A's {@code dirty_regions} just before, B's
- * {@code zk_recovered_regions} and {@code resync_bytes} after, each read in the node's console);
- * after B's clean stop both leg files are identical and hold every write either node
- * acknowledged.
+ * {@code zk_recovered_regions} and {@code resync_bytes} after, each read in the node's console),
+ * while B keeps writing into A's regions (before, during and after that resync, each write read
+ * back); after B's clean stop both leg files are identical and hold every write either node
+ * acknowledged, B's into A's regions over A's.
  */
 public class ClusterIT {
     static final long REGION = 64 * 1024;
@@ -82,7 +84,20 @@ public class ClusterIT {
             jvm.onExit().get(60, TimeUnit.SECONDS);
             a.await("node A killed", 60, s -> s.contains("STRATA-EXITED 137"));
 
+            // B writes into A's regions meanwhile: before, during and after its resync of them
+            AtomicBoolean resynced = new AtomicBoolean();
+            Future<Map<Long, Long>> into = pool.submit(() -> {
+                Map<Long, Long> m = new LinkedHashMap<>();
+                long seed = 10;
+                do {
+                    m.putAll(writeAndVerify(portB, 0, 32, seed++));
+                } while (!resynced.get());
+                m.putAll(writeAndVerify(portB, 0, 32, seed));
+                return m;
+            });
             Map<String, String> after = awaitStatus(b, s -> "1".equals(s.get("zk_recovered_nodes")) && "0".equals(s.get("resync_pending")));
+            resynced.set(true);
+            Map<Long, Long> intoA = into.get(300, TimeUnit.SECONDS);
             assertEquals(after.toString(), Integer.toString(dirtyA), after.get("zk_recovered_regions"));
             assertEquals("B resynced exactly A's dirty regions: " + after, Long.toString(dirtyA * REGION), after.get("resync_bytes"));
             assertEquals(after.toString(), "1", after.get("zk_members"));
@@ -96,7 +111,14 @@ public class ClusterIT {
             byte[] y = Files.readAllBytes(fb);
             assertTrue("both legs are identical", Arrays.equals(x, y));
             ByteBuffer leg = ByteBuffer.wrap(x);
+            for (Map.Entry<Long, Long> e : intoA.entrySet()) {
+                assertArrayEquals("B's write into A's region at " + e.getKey() + " on leg a", block(e.getKey(), e.getValue()),
+                        Arrays.copyOfRange(x, e.getKey().intValue(), e.getKey().intValue() + BLOCK));
+            }
             for (Map.Entry<Long, Long> e : ackedA.entrySet()) {
+                if (intoA.containsKey(e.getKey())) {
+                    continue; // B wrote there later
+                }
                 assertEquals("A's acknowledged write at " + e.getKey(), (long) e.getValue(), leg.getLong((int) (e.getKey() + 8)));
                 assertArrayEquals("A's block at " + e.getKey(), block(e.getKey(), e.getValue()),
                         Arrays.copyOfRange(x, e.getKey().intValue(), e.getKey().intValue() + BLOCK));

@@ -31,7 +31,8 @@ class StatsTest {
         assertEquals(30, s[1], "3 ops in 0.1 s");
         assertEquals(40, s[2], "idle since the last op");
         clock.advance(100, TimeUnit.MILLISECONDS);
-        assertEquals(0, m.sample()[0], "a new interval starts at each sample");
+        assertEquals(25, m.sample()[0], "the same 50 ms busy, now of the meter's 200 ms age: sampling does not reset it");
+        assertEquals(0, m.sample()[1], "the ops rate is per sample");
     }
 
     @Test

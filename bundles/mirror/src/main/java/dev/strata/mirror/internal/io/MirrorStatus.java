@@ -44,6 +44,9 @@ final class MirrorStatus {
         m.put("writes_marking", Long.toString(c.writesMarking()));
         m.put("writes_hot", Long.toString(c.writes() - c.writesMarking()));
         m.put("flushes", Long.toString(c.flushes()));
+        if (log.sharedLegs() != null) {
+            m.put("writes_held_back", Long.toString(tracker.writesHeldBack())); // waited for another node's resync
+        }
         m.put("log_round_trips", Long.toString(c.roundTrips()));
         m.put("log_commits", Long.toString(c.commits()));
         m.put("log_commits_with_marks", Long.toString(c.commitsWithMarks()));

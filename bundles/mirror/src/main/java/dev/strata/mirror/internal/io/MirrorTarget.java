@@ -91,6 +91,11 @@ public final class MirrorTarget implements Target {
         this.readPolicy = options.readPolicy();
         this.fanOut = new FanOut(name, legs);
         this.cluster = log.sharedLegs() == null ? null : new ClusterLegs(name, legs, resync, tracker, log, this::flush);
+        if (cluster != null) {
+            // the other nodes' resyncs hold this node's writes back; this node's own are published before it copies
+            resync.clustered(log);
+            log.remoteGate(tracker);
+        }
         this.daemon = options.manual() ? null : new MirrorDaemon(name, this);
     }
 
@@ -147,9 +152,9 @@ public final class MirrorTarget implements Target {
         int position = dst.position();
         int limit = dst.limit();
         while (true) {
-            // a region not yet resynced may differ between legs: only the resync source is read there
+            // a region not yet resynced (here, or in the cluster) may differ between legs: only the resync source is read there
             ReadPolicy policy = readPolicy;
-            int leg = resync.anyNeeded(first, last) ? legs.first() : legs.pick(policy, excluded);
+            int leg = resync.anyNeeded(first, last) || tracker.readsFromSource(first, last) ? legs.first() : legs.pick(policy, excluded);
             if (leg < 0 || (excluded & (1 << leg)) != 0) {
                 throw failure != null ? failure : new DeviceIOException(name, offset, "no leg is in sync");
             }
@@ -215,12 +220,12 @@ public final class MirrorTarget implements Target {
         try {
             while (true) {
                 for (int r = first; r <= last; r++) {
-                    if (resync.needs(r)) {
+                    if (resync.copiesBeforeWrite(r)) {
                         resync.syncRegion(r);
                     }
                 }
                 locks.lockShared(first, last);
-                if (!resync.anyNeeded(first, last)) {
+                if (!resync.writeWaits(first, last)) {
                     break;
                 }
                 locks.unlockShared(first, last);

@@ -1,5 +1,6 @@
 package dev.strata.mirror.internal.io;
 
+import dev.strata.mirror.internal.log.RegionLog;
 import dev.strata.mirror.internal.region.RegionTracker;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -10,6 +11,13 @@ import java.util.BitSet;
  * stop the regions the log holds dirty, after a leg's recovery the regions it may have missed.
  * Each copy holds its region's stripe exclusively ({@link RegionLocks}), so no write to the
  * region is in flight while it is read and none is overwritten by the older copy.
+ *
+ * <p>In a cluster ({@link #clustered}) the stripes order this node's writes only: the regions are
+ * first made known to the other nodes, which hold their writes to them back, and copied only once
+ * every one has said so ({@link RegionLog#resyncMayCopy}); copied regions are let go again
+ * ({@link RegionLog#resyncProgress}). A write of this node to a region waiting for resync does not
+ * copy it first there (that copy would have to wait for the other nodes): it goes to every leg,
+ * and the later copy, under the stripe, copies it along; reads go to the source until then.
  */
 final class Resync {
     private final Legs legs;
@@ -27,6 +35,12 @@ final class Resync {
     private long done;
     private long bytes;
     private int cursor;
+    /** Regions published to the other nodes at once in a cluster (see {@link #window}). */
+    static final int WINDOW = 64;
+    /** A cluster log, or null: its nodes hold their writes back before this node copies. */
+    private volatile RegionLog cluster;
+    /** Cluster: the regions the other nodes hold back now (copied only from these). */
+    private BitSet allowed;
 
     /** How a failing leg is taken out (the mirror's own handling). */
     interface LegFailures {
@@ -42,7 +56,25 @@ final class Resync {
         this.regionSize = regionSize;
     }
 
+    /** This mirror is a node of a cluster sharing {@code log}: copies are ordered with the other nodes' writes. */
+    void clustered(RegionLog log) {
+        cluster = log;
+    }
+
+    /** Whether a write to {@code r} copies it first: on a single node, to a region waiting for resync. */
+    boolean copiesBeforeWrite(int r) {
+        return cluster == null && needs(r);
+    }
+
+    /** Whether a write to {@code [first, last]} waits for those regions' resync (single node only, see the class). */
+    boolean writeWaits(int first, int last) {
+        return cluster == null && anyNeeded(first, last);
+    }
+
     synchronized void add(BitSet regions) {
+        // not cleared before they are copied, whatever writes to them complete meanwhile (in a
+        // cluster a write does not copy its region first; found by the zookeeper log's crash model)
+        tracker.hold(regions);
         BitSet fresh = (BitSet) regions.clone();
         fresh.andNot(needed);
         total += fresh.cardinality();
@@ -99,7 +131,7 @@ final class Resync {
 
     private int nextNotIn(int from, BitSet skip) {
         int r = needed.nextSetBit(from);
-        while (r >= 0 && skip.get(r)) {
+        while (r >= 0 && (skip.get(r) || (allowed != null && !allowed.get(r)))) {
             r = needed.nextSetBit(r + 1);
         }
         return r;
@@ -110,6 +142,56 @@ final class Resync {
      * legs they went to before any of them counts as done (see {@link #syncRegion}).
      */
     int runOnce(int max) throws IOException {
+        RegionLog c = cluster;
+        if (c != null) {
+            BitSet wanted = window();
+            if (wanted.isEmpty()) {
+                return 0;
+            }
+            if (!c.resyncMayCopy(wanted)) {
+                return 0; // not every other node holds its writes back yet: the next round
+            }
+            synchronized (this) {
+                allowed = wanted;
+            }
+        }
+        int n = copyBatch(max);
+        if (c != null && n > 0) {
+            BitSet left;
+            synchronized (this) {
+                left = (BitSet) needed.clone();
+            }
+            c.resyncProgress(left);
+        }
+        return n;
+    }
+
+    /**
+     * Cluster: the regions to publish and copy next — what is left of the current window, else
+     * the next {@link #WINDOW} regions waiting from the cursor on. A window, not every region
+     * waiting: the other nodes' writes wait only for the regions being copied now (as dm-raid1
+     * delays writes only to the region it recovers), not for the whole resync.
+     */
+    private synchronized BitSet window() {
+        BitSet w = new BitSet();
+        if (allowed != null) {
+            w.or(allowed);
+            w.and(needed);
+            if (!w.isEmpty()) {
+                return w;
+            }
+        }
+        int n = 0;
+        for (int r = needed.nextSetBit(cursor); r >= 0 && n < WINDOW; r = needed.nextSetBit(r + 1), n++) {
+            w.set(r);
+        }
+        for (int r = needed.nextSetBit(0); r >= 0 && r < cursor && n < WINDOW; r = needed.nextSetBit(r + 1), n++) {
+            w.set(r);
+        }
+        return w;
+    }
+
+    private int copyBatch(int max) throws IOException {
         BitSet copied = new BitSet();
         int targets = 0;
         int n = 0;
@@ -207,18 +289,15 @@ final class Resync {
     /** The copies of {@code copied} are durable: the regions no longer wait for resync. */
     private void finish(BitSet copied) {
         for (int r = copied.nextSetBit(0); r >= 0; r = copied.nextSetBit(r + 1)) {
-            boolean was;
             synchronized (this) {
-                was = needed.get(r);
+                boolean was = needed.get(r);
                 needed.clear(r);
                 unflushed.clear(r);
                 idle = needed.isEmpty();
                 if (was) {
                     done++;
+                    tracker.regionSynced(r); // under the monitor: an add of r again cannot slip in between
                 }
-            }
-            if (was) {
-                tracker.regionSynced(r);
             }
         }
     }

@@ -100,6 +100,43 @@ public interface RegionLog {
     }
 
     /**
+     * Cluster logs: where this node holds back its writes to the regions other nodes are
+     * resyncing ({@link RemoteGate}); set once, right after {@link #open}.
+     */
+    default void remoteGate(RemoteGate gate) {
+    }
+
+    /**
+     * Whether this node's resync may copy regions {@code needed} now. A cluster log first makes
+     * them known to every other live node and returns true only once each holds its writes to
+     * them back (or is gone and fenced); it never waits for another node: false means "not yet,
+     * ask again". A single node's log: always.
+     */
+    default boolean resyncMayCopy(BitSet needed) throws IOException {
+        return true;
+    }
+
+    /** This node's resync copied regions: {@code stillNeeded} is what it has left; the others' writes to the rest may go on. */
+    default void resyncProgress(BitSet stillNeeded) throws IOException {
+    }
+
+    /**
+     * A node's side of the other nodes' resyncs (dm-raid1's {@code is_remote_recovering}): writes
+     * to held-back regions wait; {@link #drained} says whether a write to any is still in flight.
+     */
+    interface RemoteGate {
+        /** From now on writes to {@code regions} wait (regions held back before and not in it may go on). */
+        void holdBack(BitSet regions);
+
+        /** Whether no write to any of {@code regions} is in flight. */
+        boolean drained(BitSet regions);
+
+        /** From now on reads of {@code regions} (not in sync in the cluster) go to the resync source only. */
+        default void readFromSource(BitSet regions) {
+        }
+    }
+
+    /**
      * The leg state the nodes of a cluster share: the legs in sync, the legs being recovered
      * (every node copies its own marks to them), and the recovery's epoch.
      */

@@ -27,13 +27,17 @@ import java.util.function.LongSupplier;
  * <li>Regions being cleared by a running commit leave {@code durable} when the commit is
  * snapshotted, so a write into one waits for a later commit, which sets the bit again after the
  * clear has reached the log (commits are serialised).</li>
+ * <li>In a cluster, a write to a region another node is resyncing (held back, {@link #holdBack})
+ * waits before it counts as in flight; {@link #drained} tells the log when this node may say it
+ * holds those regions back.</li>
  * </ul>
  *
  * <h2>Locking</h2>
  * One lock guards every field; log I/O runs outside it, by the single thread that holds
  * {@code committing}.
  */
-public final class RegionTracker {
+public final class RegionTracker implements RegionLog.RemoteGate {
+    private static final long HELD_BACK_NANOS = 120_000_000_000L;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final RegionLog log;
@@ -47,6 +51,12 @@ public final class RegionTracker {
     private BitSet committingMarks = new BitSet();
     private BitSet awaitingFlush = new BitSet();
     private final BitSet held = new BitSet();
+    /** Regions other nodes of a cluster are resyncing: writes to them wait (RegionLog.RemoteGate). */
+    private BitSet heldBack = new BitSet();
+    private boolean heldBackAny;
+    private long writesHeldBack;
+    /** Regions read from the resync source only (never mutated once published; null: none). */
+    private volatile BitSet sourceOnly;
     private boolean committing;
     private boolean clearsAllowed = true;
     private long firstPendingClearNanos;
@@ -133,31 +143,129 @@ public final class RegionTracker {
         lock.lock();
         try {
             writes++;
-            boolean marking = false;
-            for (int r = first; r <= last; r++) {
-                inflight[r]++;
-                pendingClears.clear(r);
-                if (!durable.get(r) && !committingMarks.get(r)) {
-                    pendingMarks.set(r);
+            boolean counted = false;
+            while (true) {
+                if (heldBackAny) {
+                    awaitNotHeldBack(first, last);
                 }
-                marking |= !durable.get(r);
-            }
-            if (!marking) {
-                return;
-            }
-            writesMarking++;
-            try {
-                while (durable.nextClearBit(first) <= last) {
-                    if (!committing) {
-                        commitLocked();
-                    } else {
-                        awaitChange();
+                boolean marking = false;
+                for (int r = first; r <= last; r++) {
+                    inflight[r]++;
+                    pendingClears.clear(r);
+                    if (!durable.get(r) && !committingMarks.get(r)) {
+                        pendingMarks.set(r);
                     }
+                    marking |= !durable.get(r);
                 }
-            } catch (IOException | RuntimeException e) {
+                if (!marking) {
+                    return; // nothing changed since the held-back check: the lock was held throughout
+                }
+                if (!counted) {
+                    writesMarking++;
+                    counted = true;
+                }
+                try {
+                    while (durable.nextClearBit(first) <= last) {
+                        if (!committing) {
+                            commitLocked();
+                        } else {
+                            awaitChange();
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    endWriteLocked(first, last);
+                    throw e;
+                }
+                if (!heldBackAny || !heldBackIn(first, last)) {
+                    return;
+                }
+                // another node's resync became known while this write waited for its marks (a commit's
+                // check saw it): not in flight, it waits like any other write to those regions
                 endWriteLocked(first, last);
-                throw e;
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Holding the lock: waits until no region of {@code [first, last]} is held back, at most {@code HELD_BACK_NANOS}. */
+    private void awaitNotHeldBack(int first, int last) throws IOException {
+        if (!heldBackIn(first, last)) {
+            return;
+        }
+        writesHeldBack++;
+        long left = HELD_BACK_NANOS;
+        while (heldBackAny && heldBackIn(first, last)) {
+            if (left <= 0) {
+                throw new IOException("mirror: a write to region " + heldBack.nextSetBit(first)
+                        + " waited 120 s for another node's resync of it; is that node's resync stuck (mirror:status there)?");
+            }
+            try {
+                left = changed.awaitNanos(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while waiting for another node's resync");
+            }
+        }
+    }
+
+    private boolean heldBackIn(int first, int last) {
+        int n = heldBack.nextSetBit(first);
+        return n >= 0 && n <= last;
+    }
+
+    /** Writes to {@code regions} wait from now on (another node resyncs them); the regions held back before and not in it are let go. */
+    @Override
+    public void holdBack(BitSet regions) {
+        lock.lock();
+        try {
+            heldBack = (BitSet) regions.clone();
+            heldBackAny = !heldBack.isEmpty();
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Reads of {@code regions} go to the resync source only from now on (cluster regions not in
+     * sync). One volatile field, null when empty, so a read takes no lock and allocates nothing.
+     */
+    @Override
+    public void readFromSource(BitSet regions) {
+        sourceOnly = regions.isEmpty() ? null : (BitSet) regions.clone();
+    }
+
+    /** Whether a read of {@code [first, last]} must go to the resync source only (lock-free: the I/O path). */
+    public boolean readsFromSource(int first, int last) {
+        BitSet s = sourceOnly;
+        if (s == null) {
+            return false;
+        }
+        int n = s.nextSetBit(first);
+        return n >= 0 && n <= last;
+    }
+
+    /** Whether no write to any of {@code regions} is in flight here (the acknowledgement to a resyncing node waits for that). */
+    @Override
+    public boolean drained(BitSet regions) {
+        lock.lock();
+        try {
+            for (int r = regions.nextSetBit(0); r >= 0 && r < this.regions; r = regions.nextSetBit(r + 1)) {
+                if (inflight[r] > 0) {
+                    return false;
+                }
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public long writesHeldBack() {
+        lock.lock();
+        try {
+            return writesHeldBack;
         } finally {
             lock.unlock();
         }
@@ -198,6 +306,17 @@ public final class RegionTracker {
             pendingClears.andNot(regions);
             pendingMarks.andNot(regions);
             changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Regions waiting for resync: never cleared before {@link #regionSynced}, however many writes to them complete. */
+    public void hold(BitSet regions) {
+        lock.lock();
+        try {
+            held.or(regions);
+            pendingClears.andNot(regions);
         } finally {
             lock.unlock();
         }

@@ -119,16 +119,20 @@ final class Background {
         maybeWake();
     }
 
+    /**
+     * Whether to wake the daemon now. A hint, read without the state monitor: it runs after every
+     * write, and taking the monitor here put the in-place writes that skip it (CacheState's gate)
+     * back into one queue. A stale value only wakes the daemon once too often, or leaves it to its
+     * next round (at most 100 ms later), which decides under the monitor.
+     */
     private boolean needed() {
         Tunables t = tunables.get();
-        synchronized (state) {
-            long used = state.slots() - state.free.count();
-            if (state.uncommitted >= t.autocommitBlocks() || (t.cleaner() && state.index.size() > 0)) {
-                return true;
-            }
-            if (used * 100 < (long) t.highWatermark() * state.slots()) {
-                return false;
-            }
+        long used = state.slots() - state.free.count();
+        if (state.uncommitted >= t.autocommitBlocks() || (t.cleaner() && state.index.size() > 0)) {
+            return true;
+        }
+        if (used * 100 < (long) t.highWatermark() * state.slots()) {
+            return false;
         }
         return clock.nanoTime() - notBefore >= 0;
     }

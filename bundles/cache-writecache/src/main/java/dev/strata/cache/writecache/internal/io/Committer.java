@@ -98,10 +98,9 @@ final class Committer {
             } else {
                 state.noteSnapshot(state.current);
                 runs = state.takeDirtySectors();
-                writes = inFlight.lastTicket();
                 superseded = state.takePending();
-                next = state.current + 1;
-                state.current = next;
+                writes = state.advance(inFlight);
+                next = state.current;
                 state.uncommitted = 0;
             }
         }
@@ -183,8 +182,7 @@ final class Committer {
             synchronized (state) {
                 for (int i = 0; i < count; i++) {
                     if (state.index.find(blocks[i]) == slots[i] && (seqs == null || state.index.seq(slots[i]) == seqs[i])) {
-                        state.index.remove(blocks[i]);
-                        state.forget(slots[i]);
+                        state.unlink(blocks[i], slots[i]);
                         gone[n] = blocks[i];
                         forgotten[n++] = slots[i];
                     }

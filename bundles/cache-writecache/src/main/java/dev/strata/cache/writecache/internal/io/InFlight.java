@@ -47,6 +47,10 @@ final class InFlight {
         private boolean orphan;
         int firstSlot;
         int lastSlot;
+        /** Its part of the registry (fixed), and where it is in that part's array while registered. */
+        private int stripe;
+        private int at;
+        private boolean registered;
         // the writer's pieces: count blocks of the data at srcOffset, to slots from slot (-1: around)
         int pieces;
         int[] slot = new int[4];
@@ -77,45 +81,84 @@ final class InFlight {
         }
     }
 
-    /** Registered, unreleased entries (finished ones among them): {@code [0, count)}. */
-    private Entry[] writes = new Entry[16];
-    private int count;
-    /** Released entries, ready for reuse: {@code [0, spare)}. */
-    private Entry[] free = new Entry[16];
-    private int spare;
-    private long tickets;
-    /** The first data write that failed, by ticket (Long.MAX_VALUE: none). */
+    /**
+     * The registry in {@link #STRIPES} parts, each under its own monitor: a writer registers in
+     * the part of its thread, so that 32 writers do not queue on one monitor to register and give
+     * back (JFR: waits of 20 ms and more on the single one once the state monitor was off the path
+     * of in-place writes). A waiter for "everything up to ticket t" looks at every part.
+     */
+    static final int STRIPES = 16;
+
+    /** One part: registered, unreleased entries (finished ones among them) and released ones ready for reuse. */
+    private static final class Stripe {
+        Entry[] writes = new Entry[4];
+        int count;
+        Entry[] free = new Entry[4];
+        int spare;
+    }
+
+    private final Stripe[] stripes = new Stripe[STRIPES];
+
+    {
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new Stripe();
+        }
+    }
+
+    /**
+     * The last ticket handed out. Taken (incremented) inside the part's monitor in the same step
+     * that enters the entry there, so whoever reads a ticket here and then looks at a part finds
+     * every entry with a ticket up to it that is still registered.
+     */
+    private final java.util.concurrent.atomic.AtomicLong tickets = new java.util.concurrent.atomic.AtomicLong();
+    /** The first data write that failed, by ticket (Long.MAX_VALUE: none); under this object's monitor. */
     private Throwable failed;
     private long failedTicket = Long.MAX_VALUE;
 
+    private static int stripeOfThread() {
+        long id = Thread.currentThread().getId();
+        return (int) (id ^ (id >>> 4)) & (STRIPES - 1);
+    }
+
     /** An entry for a new write, its pieces empty; register it once they are filled in. */
-    synchronized Entry take(Body body) {
-        Entry e;
-        if (spare > 0) {
-            e = free[--spare];
-            free[spare] = null;
-        } else {
+    Entry take(Body body) {
+        int k = stripeOfThread();
+        Stripe st = stripes[k];
+        Entry e = null;
+        synchronized (st) {
+            if (st.spare > 0) {
+                e = st.free[--st.spare];
+                st.free[st.spare] = null;
+            }
+        }
+        if (e == null) {
             e = new Entry();
+            e.stripe = k;
         }
         e.body = body;
         e.pieces = 0;
         return e;
     }
 
-    /** Registers {@code e}, touching slots {@code [firstSlot, lastSlot]} (under the state lock). */
-    synchronized void register(Entry e, int firstSlot, int lastSlot) {
-        if (count == writes.length) {
-            writes = Arrays.copyOf(writes, count * 2);
+    /** Registers {@code e}, touching slots {@code [firstSlot, lastSlot]} (under the state lock or the gate's read lock). */
+    void register(Entry e, int firstSlot, int lastSlot) {
+        Stripe st = stripes[e.stripe];
+        synchronized (st) {
+            if (st.count == st.writes.length) {
+                st.writes = Arrays.copyOf(st.writes, st.count * 2);
+            }
+            synchronized (e) {
+                e.ticket = tickets.incrementAndGet();
+                e.state = NEW;
+                e.orphan = false;
+                e.failure = null;
+                e.firstSlot = firstSlot;
+                e.lastSlot = lastSlot;
+            }
+            e.at = st.count;
+            e.registered = true;
+            st.writes[st.count++] = e;
         }
-        synchronized (e) {
-            e.ticket = ++tickets;
-            e.state = NEW;
-            e.orphan = false;
-            e.failure = null;
-            e.firstSlot = firstSlot;
-            e.lastSlot = lastSlot;
-        }
-        writes[count++] = e;
     }
 
     /**
@@ -133,25 +176,29 @@ final class InFlight {
         recycle(e);
     }
 
-    private synchronized void recycle(Entry e) {
-        for (int i = 0; i < count; i++) {
-            if (writes[i] == e) {
-                writes[i] = writes[--count];
-                writes[count] = null;
-                break;
+    private void recycle(Entry e) {
+        Stripe st = stripes[e.stripe];
+        synchronized (st) {
+            if (e.registered) {
+                // O(1): the last entry moves into its place
+                Entry last = st.writes[--st.count];
+                st.writes[e.at] = last;
+                last.at = e.at;
+                st.writes[st.count] = null;
+                e.registered = false;
             }
+            e.data = null;
+            e.body = null;
+            if (st.spare == st.free.length) {
+                st.free = Arrays.copyOf(st.free, st.spare * 2);
+            }
+            st.free[st.spare++] = e;
         }
-        e.data = null;
-        e.body = null;
-        if (spare == free.length) {
-            free = Arrays.copyOf(free, spare * 2);
-        }
-        free[spare++] = e;
     }
 
     /** The ticket of the last write registered: {@link #awaitUpTo} it waits for all registered so far. */
-    synchronized long lastTicket() {
-        return tickets;
+    long lastTicket() {
+        return tickets.get();
     }
 
     /**
@@ -172,25 +219,27 @@ final class InFlight {
 
     /** Runs (if nobody has) and waits for every write up to {@code ticket} touching slots {@code [from, to]}. */
     void awaitOverlapping(int from, int to, long ticket) throws IOException {
-        while (true) {
-            Entry e = null;
-            long t = 0;
-            synchronized (this) {
-                for (int i = 0; i < count; i++) {
-                    Entry w = writes[i];
-                    synchronized (w) {
-                        if (w.state != DONE && w.ticket <= ticket && w.firstSlot <= to && from <= w.lastSlot) {
-                            e = w;
-                            t = w.ticket;
-                            break;
+        for (Stripe st : stripes) {
+            while (true) {
+                Entry e = null;
+                long t = 0;
+                synchronized (st) {
+                    for (int i = 0; i < st.count; i++) {
+                        Entry w = st.writes[i];
+                        synchronized (w) {
+                            if (w.state != DONE && w.ticket <= ticket && w.firstSlot <= to && from <= w.lastSlot) {
+                                e = w;
+                                t = w.ticket;
+                                break;
+                            }
                         }
                     }
                 }
+                if (e == null) {
+                    break;
+                }
+                awaitOne(e, t);
             }
-            if (e == null) {
-                return;
-            }
-            awaitOne(e, t);
         }
     }
 

@@ -555,4 +555,9 @@ public final class WritecacheTarget implements CacheTarget {
     public int writebackOldest(int max) throws IOException {
         return writeback.oldest(max);
     }
+
+    /** Tests only: see {@link WritePath#inPlaceProbe}. */
+    void inPlaceProbe(Runnable probe) {
+        writes.inPlaceProbe = probe;
+    }
 }

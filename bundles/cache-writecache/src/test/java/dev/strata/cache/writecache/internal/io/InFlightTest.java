@@ -144,4 +144,47 @@ class InFlightTest {
         InFlight.Entry next2 = inFlight.take(recording("next2"));
         assertEquals(true, next == e || next2 == e);
     }
+
+    /**
+     * The registry is in parts by thread: a commit's wait up to a ticket must find the writes
+     * every thread registered up to it (each in its own part), run those nobody started, and
+     * leave alone one registered after the ticket, whatever part it is in.
+     */
+    @Test
+    void aWaitUpToATicketFindsWritesRegisteredByEveryThread() throws Exception {
+        int threads = 3 * InFlight.STRIPES;
+        List<InFlight.Entry> entries = new ArrayList<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            int me = i;
+            Thread t = new Thread(() -> {
+                InFlight.Entry e = inFlight.take(recording("t" + me));
+                inFlight.register(e, me, me);
+                synchronized (entries) {
+                    entries.add(e);
+                }
+            }, "registrar-" + i);
+            ts.add(t);
+            t.start();
+        }
+        for (Thread t : ts) {
+            t.join(30_000);
+        }
+        assertEquals(threads, entries.size());
+        long upTo = inFlight.lastTicket();
+        InFlight.Entry later = CompletableFuture.supplyAsync(() -> {
+            InFlight.Entry e = inFlight.take(recording("later"));
+            inFlight.register(e, 0, 0);
+            return e;
+        }).get(30, TimeUnit.SECONDS);
+        inFlight.awaitUpTo(upTo);
+        assertEquals(threads, ran.size(), "every write up to the ticket ran once: " + ran);
+        assertEquals(0, ran.stream().filter(r -> r.startsWith("later@")).count());
+        for (InFlight.Entry e : entries) {
+            inFlight.release(e);
+        }
+        inFlight.awaitOverlapping(0, 0, Long.MAX_VALUE);
+        assertEquals(threads + 1, ran.size());
+        inFlight.release(later);
+    }
 }

@@ -27,14 +27,22 @@ final class MultiSplitter {
     }
 
     static List<List<Op>> split(Sized check, List<Sized> ops, int budget) {
+        return split(List.of(check), ops, budget);
+    }
+
+    /** As {@link #split(Sized, List, int)}, each request starting with every one of {@code checks}. */
+    static List<List<Op>> split(List<Sized> checks, List<Sized> ops, int budget) {
         List<List<Op>> out = new ArrayList<>();
         List<Op> cur = null;
         int used = 0;
         for (Sized s : ops) {
-            if (cur == null || (used + s.bytes() > budget && cur.size() > 1)) {
+            if (cur == null || (used + s.bytes() > budget && cur.size() > checks.size())) {
                 cur = new ArrayList<>();
-                cur.add(check.op());
-                used = check.bytes();
+                used = 0;
+                for (Sized c : checks) {
+                    cur.add(c.op());
+                    used += c.bytes();
+                }
                 out.add(cur);
             }
             cur.add(s.op());

@@ -51,6 +51,12 @@ final class Recoverer {
         Set<String> dead = new HashSet<>(nodes);
         dead.removeAll(members);
         dead.remove(log.node);
+        for (String e : log.recovering.entryNodes()) {
+            if (!members.contains(e) && !nodes.contains(e) && !e.equals(log.node)) {
+                // the resync entry of a node gone with no marks left (a stop that could not remove it): nobody copies there
+                log.publisher.writeEntry(e, new java.util.BitSet(), deadline);
+            }
+        }
         if (dead.isEmpty()) {
             return 0;
         }
@@ -115,6 +121,9 @@ final class Recoverer {
             ops.add(MultiSplitter.Sized.of(Op.delete(z.member(x), -1), 0));
             log.runBatches(ops, log.fenceCheck(), deadline, false);
             log.legState.withdrawn();
+            // x copies nothing any more: its resync entry goes; its regions are this node's resync work now,
+            // published again (and acknowledged) before this node copies them
+            log.publisher.writeEntry(x, new BitSet(), deadline);
             recoveredNodes++;
             recoveredRegions += marks.cardinality();
             done = true;

@@ -24,6 +24,15 @@ final class ZkStatus {
         m.put("zk_recovered_regions", Long.toString(recoverer.recoveredRegions()));
         m.put("zk_multi_splits", Long.toString(log.splits));
         m.put("zk_paused", Long.toString(log.paused.sum()));
+        // the other nodes' resyncs held back here, and this node's own published to them (docs/mirror.md, "Cluster")
+        m.put("zk_recovering_version", Integer.toString(log.recovering.version()));
+        m.put("zk_remote_resync_regions", Integer.toString(log.recovering.heldBack().cardinality()));
+        m.put("zk_source_read_regions", Integer.toString(log.recovering.unsynced.regions()));
+        m.put("zk_remote_resync_acks", Long.toString(log.recovering.acks()));
+        m.put("zk_resync_publications", Long.toString(log.publisher.publications()));
+        m.put("zk_resync_waiting_for", log.publisher.waitingNames());
+        m.put("zk_resync_fenced_members", Long.toString(log.publisher.fencedMembers()));
+        m.put("zk_commits_rechecked", Long.toString(log.recheckedCommits));
         LegShare s = log.legState.current();
         if (s != null) {
             // the leg state the nodes share: in sync, being recovered (every node copies its marks), the recovery's epoch

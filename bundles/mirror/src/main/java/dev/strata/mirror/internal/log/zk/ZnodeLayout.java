@@ -18,6 +18,8 @@ import java.util.Map;
  * PATH/legs                persistent  "in_sync_mask=N\nrecovering_mask=M\nepoch=E\n" (shared by the nodes, watched)
  * PATH/members/NODE        ephemeral   a live node, "node=NODE\n[recovered_epoch=E\n]" (or "recovering-by=OTHER")
  * PATH/recoverer           ephemeral   the one node recovering dead nodes now
+ * PATH/recovering          persistent  regions being resynced, per node: "NODE=A-B,C,…\n" (watched; its version is checked by commits)
+ * PATH/acks/NODE           ephemeral   "version=V\n": NODE holds back its writes to the regions of PATH/recovering version V
  * PATH/nodes/NODE          persistent  the node's fencing token (its version); "node=NODE\n"
  * PATH/nodes/NODE/c-NNNNNN persistent  a chunk of the node's marks: CHUNK_REGIONS bits, LSB first
  * </pre>
@@ -42,6 +44,7 @@ public final class ZnodeLayout {
         }
         out.add(members());
         out.add(nodes());
+        out.add(acks());
         return out;
     }
 
@@ -67,6 +70,97 @@ public final class ZnodeLayout {
 
     String nodes() {
         return root + "/nodes";
+    }
+
+    String recovering() {
+        return root + "/recovering";
+    }
+
+    String acks() {
+        return root + "/acks";
+    }
+
+    String ack(String node) {
+        return acks() + "/" + node;
+    }
+
+    /** Beyond this the regions of an entry are published as one covering range (a superset: safe, only more writes wait). */
+    static final int RECOVERING_BUDGET = 256 * 1024;
+
+    /**
+     * {@code PATH/recovering}: one line per node resyncing, {@code NODE=A-B,C,…} (ascending
+     * region ranges, inclusive). An entry too long for {@link #RECOVERING_BUDGET} is written as the
+     * one range from its first to its last region.
+     */
+    static byte[] recoveringBytes(Map<String, BitSet> entries) {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<String, BitSet> e : new java.util.TreeMap<>(entries).entrySet()) {
+            BitSet s = e.getValue();
+            if (s.isEmpty()) {
+                continue;
+            }
+            StringBuilder line = new StringBuilder(e.getKey()).append('=');
+            for (int r = s.nextSetBit(0); r >= 0; ) {
+                int end = s.nextClearBit(r) - 1;
+                if (line.charAt(line.length() - 1) != '=') {
+                    line.append(',');
+                }
+                line.append(r);
+                if (end > r) {
+                    line.append('-').append(end);
+                }
+                r = s.nextSetBit(end + 1);
+            }
+            if (line.length() > RECOVERING_BUDGET) {
+                line = new StringBuilder(e.getKey()).append('=').append(s.nextSetBit(0)).append('-').append(s.length() - 1);
+            }
+            b.append(line).append('\n');
+        }
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The entries of {@code PATH/recovering} (empty for an empty znode); lines that are not entries are skipped. */
+    static Map<String, BitSet> parseRecovering(byte[] data) {
+        Map<String, BitSet> out = new java.util.TreeMap<>();
+        for (String l : new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8).split("\n")) {
+            int eq = l.indexOf('=');
+            if (eq <= 0) {
+                continue;
+            }
+            BitSet s = new BitSet();
+            try {
+                for (String range : l.substring(eq + 1).split(",")) {
+                    if (range.isEmpty()) {
+                        continue;
+                    }
+                    int dash = range.indexOf('-');
+                    int from = Integer.parseInt(dash < 0 ? range : range.substring(0, dash));
+                    int to = dash < 0 ? from : Integer.parseInt(range.substring(dash + 1));
+                    s.set(from, to + 1);
+                }
+            } catch (NumberFormatException | IndexOutOfBoundsException e) {
+                continue;
+            }
+            out.put(l.substring(0, eq), s);
+        }
+        return out;
+    }
+
+    static byte[] ackBytes(long version) {
+        return ("version=" + version + "\n").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The version an ack znode holds, -1 if none. */
+    static long parseAck(byte[] data) {
+        String s = new String(data == null ? new byte[0] : data, StandardCharsets.UTF_8).trim();
+        if (!s.startsWith("version=")) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(s.substring("version=".length()).trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     String node(String node) {

@@ -60,6 +60,9 @@ public final class ZooKeeperLog implements RegionLog {
     private final ReentrantLock lock = new ReentrantLock();
     private final Recoverer recoverer = new Recoverer(this);
     final SharedLegState legState = new SharedLegState(this);
+    /** Other nodes' resyncs held back here; this node's own published before it copies (docs/mirror.md, "Cluster"). */
+    final RecoveringState recovering = new RecoveringState(this);
+    final ResyncPublisher publisher = new ResyncPublisher(this);
     long regions;
     private int chunkCount;
     // guarded by lock
@@ -72,6 +75,7 @@ public final class ZooKeeperLog implements RegionLog {
     volatile long splits;
     volatile long rejoins;
     volatile long fenced;
+    volatile long recheckedCommits;
     private volatile long nextScan;
     final LongAdder paused = new LongAdder();
 
@@ -107,7 +111,7 @@ public final class ZooKeeperLog implements RegionLog {
         lock.lock();
         try {
             session.renew();
-            boolean fresh = geometry(legs, regionSize, regions, deadline);
+            boolean fresh = LogGeometry.createOrCheck(this, legs, regionSize, regions, legsId, deadline);
             int mask = legState.read(deadline).inSync();
             join(true, fresh && syncNew, deadline);
             return new Opened((BitSet) image.clone(), mask, fresh);
@@ -116,41 +120,6 @@ public final class ZooKeeperLog implements RegionLog {
             throw e;
         } finally {
             lock.unlock();
-        }
-    }
-
-    private void createIfMissing(String path, long deadline) throws IOException {
-        try {
-            call(h -> h.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), deadline);
-        } catch (Conflict e) {
-            // there already
-        }
-    }
-
-    /** Creates the geometry and leg state, or checks them. Returns whether this node made the log. */
-    private boolean geometry(int legs, long regionSize, long regions, long deadline) throws IOException {
-        byte[] want = ZnodeLayout.geometryBytes(legs, regionSize, regions, legsId);
-        while (true) {
-            byte[] have;
-            try {
-                have = call(h -> h.getData(z.geometry(), false, null), deadline);
-            } catch (Fenced missing) {
-                // a new log: its parents first (a log with a geometry has them: four requests fewer per start)
-                for (String p : z.parents()) {
-                    createIfMissing(p, deadline);
-                }
-                try {
-                    call(h -> h.multi(List.of(
-                            Op.create(z.geometry(), want, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT),
-                            Op.create(z.legs(), ZnodeLayout.legsBytes((1 << legs) - 1), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT))),
-                            deadline);
-                    return true;
-                } catch (Conflict raced) {
-                    continue; // another node made it first: check theirs
-                }
-            }
-            ZnodeLayout.checkGeometry(have, z.geometry(), describe(), legs, regionSize, regions, legsId);
-            return false;
         }
     }
 
@@ -169,6 +138,16 @@ public final class ZooKeeperLog implements RegionLog {
                 }
                 joined = false;
                 takeMemberSlot(initial, slotDeadline);
+                // the others' resyncs held back before this node writes again (read after the member
+                // znode exists: a resync published later waits for this node's acknowledgement)
+                recovering.joined();
+                publisher.joined();
+                recovering.read(deadline);
+                if (initial && recovering.entryNodes().contains(node)) {
+                    // an entry of this node's from before a crash: its resync starts over (published again before it copies)
+                    publisher.writeEntry(node, new BitSet(), deadline);
+                    recovering.read(deadline);
+                }
                 Stat st = call(h -> h.exists(z.node(node), false), deadline);
                 if (initial) {
                     image = new BitSet();
@@ -304,10 +283,20 @@ public final class ZooKeeperLog implements RegionLog {
             for (int c : chunks) {
                 ops.add(setChunk(c));
             }
+            // new marks are checked against the other nodes' resyncs this node has seen (a takeover's adoption is not a mark of a write)
+            int seenVersion = recovering.version();
+            MultiSplitter.Sized seen = counted ? MultiSplitter.Sized.of(Op.check(z.recovering(), seenVersion), 0) : null;
             try {
-                runBatches(ops, fenceCheck(), deadline, counted);
+                runBatches(ops, seen == null ? List.of(fenceCheck()) : List.of(fenceCheck(), seen), deadline, counted);
                 return;
             } catch (Fenced e) {
+                if (seen != null) {
+                    recovering.read(deadline);
+                    if (recovering.version() != seenVersion) {
+                        recheckedCommits++;
+                        continue; // another node's resync changed: held back here now, then the commit again
+                    }
+                }
                 joined = false;
             } catch (SessionLost e) {
                 // ensureWritable renews and rejoins
@@ -451,8 +440,18 @@ public final class ZooKeeperLog implements RegionLog {
             return;
         }
         long now = System.nanoTime();
+        boolean scan = now - nextScan >= 0;
+        boolean fired = session.takeWatchFired();
+        try {
+            if (fired || scan) {
+                recovering.unsynced.runOnce(scan, now + pauseNanos); // a dead node's marks: read from the source, before any ack
+            }
+            recovering.runOnce(scan, now + pauseNanos); // the others' resyncs: held back, then acknowledged
+        } catch (SessionLost | Fenced e) {
+            return; // the next round rejoins
+        }
         boolean legs = legState.takeFired();
-        if (!session.takeWatchFired() && !legs && now - nextScan < 0) {
+        if (!fired && !legs && !scan) {
             return;
         }
         nextScan = now + SCAN_INTERVAL_NANOS;
@@ -485,6 +484,22 @@ public final class ZooKeeperLog implements RegionLog {
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public void remoteGate(RemoteGate g) {
+        recovering.gate(g);
+        g.holdBack(recovering.heldBack());
+    }
+
+    @Override
+    public boolean resyncMayCopy(BitSet needed) throws IOException {
+        return publisher.mayCopy(needed, System.nanoTime() + pauseNanos);
+    }
+
+    @Override
+    public void resyncProgress(BitSet stillNeeded) throws IOException {
+        publisher.progress(stillNeeded, System.nanoTime() + pauseNanos);
     }
 
     @Override
@@ -523,6 +538,13 @@ public final class ZooKeeperLog implements RegionLog {
     public void close() {
         lock.lock();
         try {
+            if (joined && session.connected() && recovering.entryNodes().contains(node)) {
+                try {
+                    publisher.writeEntry(node, new BitSet(), System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+                } catch (IOException e) {
+                    // a recoverer removes the entry of a node gone for good
+                }
+            }
             if (joined && session.connected() && image.isEmpty()) {
                 // nothing marked: leave nothing for another node to take over
                 List<MultiSplitter.Sized> ops = new ArrayList<>();
@@ -546,7 +568,11 @@ public final class ZooKeeperLog implements RegionLog {
     // ---- calls
 
     void runBatches(List<MultiSplitter.Sized> ops, MultiSplitter.Sized check, long deadline, boolean counted) throws IOException {
-        List<List<Op>> batches = MultiSplitter.split(check, ops, budget);
+        runBatches(ops, List.of(check), deadline, counted);
+    }
+
+    void runBatches(List<MultiSplitter.Sized> ops, List<MultiSplitter.Sized> checks, long deadline, boolean counted) throws IOException {
+        List<List<Op>> batches = MultiSplitter.split(checks, ops, budget);
         splits += Math.max(0, batches.size() - 1);
         for (List<Op> b : batches) {
             call(h -> h.multi(b), deadline);

@@ -180,6 +180,8 @@ class ZooKeeperSessionTest extends ZkFixture {
         assertEquals(1, stat(b, "zk_recovered_nodes"));
         assertEquals(4, stat(b, "zk_recovered_regions"));
         assertEquals(4, stat(b, "resync_pending"), "B resyncs exactly A's marked regions");
+        b.resyncAll(); // A has no session, so no member to wait for: B copies at once
+        assertEquals(0, stat(b, "resync_pending"));
         Future<?> hot = pool.submit(() -> {
             a.write(4096, ByteBuffer.allocate(4096).putLong(0, 7), 0); // region 0 is hot for A
             return null;
@@ -189,14 +191,27 @@ class ZooKeeperSessionTest extends ZkFixture {
         assertEquals(1, stat(a, "zk_fenced"), "A found its marks taken over when it rejoined");
         a.clusterRunOnce();
         assertEquals(4, stat(a, "resync_pending"), "A resyncs its own marks again: its writes may have raced B's copy");
-        b.resyncAll();
-        a.resyncAll();
+        // A publishes its resync; B holds the regions back and says so; then A copies
+        await("A's resync", () -> step(b::clusterRunOnce) && step(() -> a.resyncRunOnce(64)) && stat(a, "resync_pending") == 0);
         a.flush();
         b.flush();
         assertLegsEqual();
         ByteBuffer got = ByteBuffer.allocate(4096);
         legB.read(4096, got);
         assertEquals(7, got.getLong(0), "A's write after rejoining is on both legs");
+    }
+
+    private interface Step {
+        Object run() throws Exception;
+    }
+
+    private static boolean step(Step s) {
+        try {
+            s.run();
+            return true;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test

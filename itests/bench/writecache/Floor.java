@@ -1,0 +1,181 @@
+import dev.strata.api.BlockDevice;
+import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.index.SlotIndex;
+import dev.strata.cache.writecache.internal.io.Options;
+import dev.strata.cache.writecache.internal.io.Tunables;
+import dev.strata.cache.writecache.internal.io.WritecacheTarget;
+import dev.strata.cache.writecache.internal.recovery.Recovery;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Performance 1's floor (not a test): what a 4 KiB overwrite through writecache costs next to
+ * the {@code memory} cache device alone and next to the one index walk it cannot skip, as the
+ * CPU time of the writing threads per request (ThreadMXBean: the JIT, GC and other processes
+ * are not counted, which makes it the least load-sensitive figure). Steady state, unlike the
+ * seed table: every block of the region is written once first, so each measured write is an
+ * in-place overwrite (the path with no state monitor). The walk: a {@link SlotIndex} of the same
+ * size filled the same way (runs of bs / 512 slots for the region's chunks in random order),
+ * random finds from as many threads. device + walk is the floor of a design that looks each
+ * request up in a sorted index; everything above it is registration and bookkeeping.
+ */
+final class Floor {
+    private Floor() {
+    }
+
+    static void run(boolean quick) throws Exception {
+        int threads = WritecacheBench.THREADS;
+        int bs = 4096;
+        long region = 64L * WritecacheBench.MIB;
+        long millis = quick ? 1000 : 3000;
+        int rounds = quick ? 2 : 3;
+        long slots = region / 512 + 1024;
+        long cacheBytes = Layout.dataOffset(512, slots) + slots * 512;
+        if (cacheBytes % 4096 == 0) {
+            cacheBytes += 512;
+        }
+        BlockDevice backing = WritecacheBench.memory(region + 512);
+        BlockDevice cache = WritecacheBench.memory(cacheBytes);
+        WritecacheBench.prefill(backing);
+        WritecacheBench.prefill(cache);
+        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
+        System.out.printf(Locale.ROOT, "%n## Performance 1: the floor at 4 KiB (steady state, %d threads, region %d MiB, block_size=512, thread CPU per request)%n%n",
+                threads, region / WritecacheBench.MIB);
+        System.out.println("| round | memory device µs/req | writecache µs/req | index walk alone µs/find | device + walk | writecache − (device + walk) | writecache / device, MiB/s |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
+        SlotIndex index = filledIndex((int) slots, region, bs);
+        try (WritecacheTarget wc = Recovery.open("wcfloor", backing, cache, null, 512, true, Tunables.DEFAULTS,
+                Options.defaults().manual())) {
+            ByteBuffer b = ByteBuffer.allocateDirect(bs);
+            for (long off = 0; off < region; off += bs) {
+                wc.write(off, b.clear(), 0);
+            }
+            cell(cache, region, bs, threads, 300); // JIT
+            cell(wc, region, bs, threads, 300);
+            for (int r = 1; r <= rounds; r++) {
+                double[] dev = cell(cache, region, bs, threads, millis);
+                double[] w = cell(wc, region, bs, threads, millis);
+                double walk = walk(index, region, bs, threads, millis);
+                System.out.printf(Locale.ROOT, "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", r, dev[1], w[1], walk, dev[1] + walk,
+                        w[1] - dev[1] - walk, w[0] / dev[0]);
+            }
+        }
+        cache.close();
+        backing.close();
+    }
+
+    /** {MiB/s, µs of the writing threads' CPU per request} of random bs writes after 300 ms unmeasured. */
+    static double[] cell(BlockDevice d, long region, int bs, int threads, long millis) throws Exception {
+        LongAdder reqs = new LongAdder();
+        LongAdder cpu = new LongAdder();
+        long from = System.nanoTime() + 300_000_000L;
+        long end = from + millis * 1_000_000L;
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        Exception[] failure = new Exception[1];
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            Thread t = new Thread(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(bs);
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                long chunks = region / bs;
+                long c0 = -1;
+                long n = 0;
+                try {
+                    while (true) {
+                        long now = System.nanoTime();
+                        if (now >= end) {
+                            break;
+                        }
+                        if (c0 < 0 && now >= from) {
+                            c0 = mx.getCurrentThreadCpuTime();
+                        }
+                        d.write(r.nextLong(chunks) * bs, buf.clear(), 0);
+                        if (c0 >= 0) {
+                            n++;
+                        }
+                    }
+                    cpu.add(c0 < 0 ? 0 : mx.getCurrentThreadCpuTime() - c0);
+                    reqs.add(n);
+                } catch (Exception e) {
+                    synchronized (failure) {
+                        failure[0] = e;
+                    }
+                }
+            });
+            ts.add(t);
+            t.start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        double mib = reqs.sum() * (double) bs / WritecacheBench.MIB;
+        return new double[] {mib / (millis / 1000.0), cpu.sum() / 1000.0 / Math.max(1, reqs.sum())};
+    }
+
+    /** An index like the cache's after the prefill: the region's chunks in random order, each a run of bs / 512 slots. */
+    static SlotIndex filledIndex(int slots, long region, int bs) {
+        int per = bs / 512;
+        SlotIndex ix = new SlotIndex(slots);
+        int chunks = (int) (region / bs);
+        long[] order = new long[chunks];
+        for (int i = 0; i < chunks; i++) {
+            order[i] = i;
+        }
+        Random rnd = new Random(1);
+        for (int i = chunks - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            long t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < chunks; i++) {
+            ix.insertRun(i * per, order[i] * per, per, 0);
+        }
+        return ix;
+    }
+
+    /** µs of thread CPU per random find (read-only, so the threads share the index without a lock). */
+    static double walk(SlotIndex ix, long region, int bs, int threads, long millis) throws Exception {
+        int per = bs / 512;
+        long chunks = region / bs;
+        LongAdder n = new LongAdder();
+        LongAdder cpu = new LongAdder();
+        LongAdder sink = new LongAdder();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long end = System.nanoTime() + millis * 1_000_000L;
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                long c0 = mx.getCurrentThreadCpuTime();
+                long k = 0;
+                long acc = 0;
+                while (System.nanoTime() < end) {
+                    for (int q = 0; q < 64; q++) {
+                        acc += ix.find(r.nextLong(chunks) * per);
+                        k++;
+                    }
+                }
+                cpu.add(mx.getCurrentThreadCpuTime() - c0);
+                n.add(k);
+                sink.add(acc); // keeps the finds from being optimized away
+            });
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        return cpu.sum() / 1000.0 / n.sum();
+    }
+}

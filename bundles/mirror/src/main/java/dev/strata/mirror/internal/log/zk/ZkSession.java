@@ -6,6 +6,8 @@ import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One node's ZooKeeper connection: the current client handle and what its events said
@@ -13,6 +15,7 @@ import org.apache.zookeeper.client.ZKClientConfig;
  * new one (a new session). Events of an older handle are ignored.
  */
 final class ZkSession {
+    private static final Logger LOG = LoggerFactory.getLogger(ZkSession.class);
     private final ZkLogConfig config;
     private final Object lock = new Object();
     private volatile ZooKeeper zk;
@@ -24,6 +27,7 @@ final class ZkSession {
     private final Watcher changeWatcher = e -> watchFired = true;
     private long expiries;
     private long disconnects;
+    private long failedAttempts;
 
     ZkSession(ZkLogConfig config) {
         this.config = config;
@@ -119,6 +123,11 @@ final class ZkSession {
                 case Disconnected -> {
                     if (connected) {
                         disconnects++;
+                    } else {
+                        // the client tries the next server about once a second; its own WARN with a
+                        // stack trace is off in the distribution's logback.xml: one line per attempt here
+                        LOG.warn("mirror: no connection to ZooKeeper at {} (attempt {}); retrying", config.connect(),
+                                ++failedAttempts);
                     }
                     connected = false;
                 }
@@ -156,6 +165,22 @@ final class ZkSession {
 
     boolean closed() {
         return closed;
+    }
+
+    /**
+     * Waits for the first connection of a new handle, at most {@code zk_connect_timeout}: a server
+     * that cannot be reached is one clear line soon, not a wait for the whole open's deadline.
+     */
+    void awaitFirstConnection() throws IOException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs());
+        while (!connected() && !expired() && !closed && System.nanoTime() - deadline < 0) {
+            awaitChange(deadline);
+        }
+        if (!connected() && !expired() && !closed) {
+            throw new IOException("mirror: cannot reach ZooKeeper at " + config.connect() + " for the log at "
+                    + config.describe() + " within " + config.connectTimeoutMs() / 1000.0 + " s (zk_connect_timeout="
+                    + config.connectTimeoutMs() + "); is ZooKeeper running and reachable from here?");
+        }
     }
 
     long sessionId() {

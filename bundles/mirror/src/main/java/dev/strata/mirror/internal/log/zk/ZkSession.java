@@ -27,7 +27,6 @@ final class ZkSession {
     private final Watcher changeWatcher = e -> watchFired = true;
     private long expiries;
     private long disconnects;
-    private long failedAttempts;
 
     ZkSession(ZkLogConfig config) {
         this.config = config;
@@ -123,11 +122,6 @@ final class ZkSession {
                 case Disconnected -> {
                     if (connected) {
                         disconnects++;
-                    } else {
-                        // the client tries the next server about once a second; its own WARN with a
-                        // stack trace is off in the distribution's logback.xml: one line per attempt here
-                        LOG.warn("mirror: no connection to ZooKeeper at {} (attempt {}); retrying", config.connect(),
-                                ++failedAttempts);
                     }
                     connected = false;
                 }
@@ -177,9 +171,13 @@ final class ZkSession {
             awaitChange(deadline);
         }
         if (!connected() && !expired() && !closed) {
-            throw new IOException("mirror: cannot reach ZooKeeper at " + config.connect() + " for the log at "
+            String why = "mirror: cannot reach ZooKeeper at " + config.connect() + " for the log at "
                     + config.describe() + " within " + config.connectTimeoutMs() / 1000.0 + " s (zk_connect_timeout="
-                    + config.connectTimeoutMs() + "); is ZooKeeper running and reachable from here?");
+                    + config.connectTimeoutMs() + "); is ZooKeeper running and reachable from here?";
+            // one line per open that gives up (the client's own WARN with a stack trace for each of
+            // its connection attempts, about one a second, is off in the distribution's logback.xml)
+            LOG.warn(why);
+            throw new IOException(why);
         }
     }
 

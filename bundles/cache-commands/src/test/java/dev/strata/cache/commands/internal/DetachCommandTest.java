@@ -18,6 +18,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.apache.felix.service.command.CommandSession;
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.strata.api.CacheMode;
 import dev.strata.api.CacheTarget;
@@ -288,6 +291,40 @@ class DetachCommandTest {
                 answer.get());
         assertTrue(r.startsWith("slow: detached; its crash target is back"), r);
         checkCollapsed(id);
+    }
+
+    /**
+     * A cancel while a batch is in flight: that batch completes, and the report counts it (it said
+     * "0 of N blocks written back" while the batch wrote back its blocks), for every command that
+     * writes everything back.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"cache:writeback slow", "cache:mode slow writearound", "cache:detach slow"})
+    void aCancelCountsTheBatchInFlight(String command) throws Exception {
+        attachDirty();
+        long before = dirty();
+        GatedDevice backing = s.gates.get("slow");
+        backing.closeAfter(100); // inside the first batch (one segment, 255 blocks): none completed yet
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        CommandSession console1 = s.console(first);
+        Future<Object> run = pool.submit(() -> console1.execute(command));
+        await("the first batch held", () -> backing.waiting() > 0 && console1.foregroundJob() != null);
+        console1.foregroundJob().interrupt();
+        backing.open();
+        assertInstanceOf(InterruptedException.class, failure(run));
+        await("the report", () -> first.toString(StandardCharsets.UTF_8).contains(" still dirty"));
+        String report = first.toString(StandardCharsets.UTF_8);
+        Matcher m = Pattern.compile("slow: [a-z ]+ cancelled: ([\\d,]+) of ([\\d,]+) blocks written back, ([\\d,]+) "
+                + "still dirty").matcher(report);
+        assertTrue(m.find(), report);
+        long written = Long.parseLong(m.group(1).replace(",", ""));
+        long still = Long.parseLong(m.group(3).replace(",", ""));
+        console1.close();
+        assertTrue(written > 0, "the batch in flight went back and counts: " + report);
+        assertEquals(dirty(), still, "still dirty as reported: " + report);
+        assertEquals(before - still, written, report);
+        assertEquals(before, Long.parseLong(m.group(2).replace(",", "")), report);
+        checkStillCached();
     }
 
     /** Ctrl-C (Gogo interrupts the job) during the drain: as --cancel. */

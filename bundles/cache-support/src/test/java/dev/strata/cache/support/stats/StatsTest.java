@@ -88,4 +88,24 @@ class StatsTest {
         assertTrue(p999 >= 50_000 && p999 < 50_600, "p99.9 " + p999);
         assertEquals(100, r.count());
     }
+
+    @Test
+    void recentRateIsThePaceOverTheWindowAndFallsToZeroWhenCountingStops() {
+        ManualClock clock = new ManualClock(0);
+        RecentRate r = new RecentRate(clock, 5);
+        assertEquals(0, r.perSecond(), "nothing counted yet");
+        for (int s = 0; s < 5; s++) {
+            r.add(3000);
+            clock.advance(1, TimeUnit.SECONDS);
+        }
+        assertEquals(3000, r.perSecond(), "3,000 a second for the whole window");
+        clock.advance(2, TimeUnit.SECONDS);
+        assertEquals(1500, r.perSecond(), "two idle seconds: half the window still counted");
+        clock.advance(3, TimeUnit.SECONDS);
+        assertEquals(0, r.perSecond(), "a window with nothing counted is idle, not the last pace");
+        clock.advance(1, TimeUnit.HOURS);
+        assertEquals(0, r.perSecond());
+        r.add(500);
+        assertEquals(125, r.perSecond(), "a fresh count after idling, spread over the window");
+    }
 }

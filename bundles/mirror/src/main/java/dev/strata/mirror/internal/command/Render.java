@@ -35,7 +35,7 @@ final class Render {
         line(b, "resync", resync(s));
         line(b, "log", ratio(s.get("log_round_trips_per_flush")) + " round trips per flush, "
                 + ratio(s.get("log_round_trips_per_write")) + " per write (" + count(s.number("log_round_trips"))
-                + " round trips: " + count(s.number("log_commits_with_marks")) + " with marks, "
+                + (s.number("log_round_trips") == 1 ? " round trip: " : " round trips: ") + count(s.number("log_commits_with_marks")) + " with marks, "
                 + count(s.number("log_commits_clear_only")) + " clear-only)");
         long writes = s.number("writes");
         line(b, "writes", count(writes) + " (" + count(s.number("writes_marking")) + " waited for a mark, "

@@ -11,14 +11,17 @@ import java.util.Set;
 
 /**
  * The arguments of {@code mirror legs=DEV,DEV[,…] region_size=… log=core|disk:DEV|zookeeper:HOST:PORT[,…]/PATH
- * [clear_delay=MS] [read_policy=round_robin|least_loaded] [nosync=false] [node=NAME] [session_timeout=MS]},
+ * [clear_delay=MS] [read_policy=round_robin|least_loaded] [nosync=false] [node=NAME] [session_timeout=MS]
+ * [zk_connect_timeout=MS]},
  * checked before anything is touched.
  */
 public record MirrorSettings(List<String> legs, long regionSize, String logDevice, MirrorTarget.Options options, ZkLogConfig zookeeper) {
     public static final String TYPE = "mirror";
-    public static final Set<String> ARGS = Set.of("legs", "region_size", "log", "clear_delay", "read_policy", "nosync", "node", "session_timeout");
+    public static final Set<String> ARGS = Set.of("legs", "region_size", "log", "clear_delay", "read_policy", "nosync", "node", "session_timeout",
+            "zk_connect_timeout");
     public static final String USAGE = "mirror legs=DEV,DEV[,…] region_size=SIZE log=core|disk:DEV|zookeeper:HOST:PORT[,…]/PATH"
-            + " [clear_delay=3000] [read_policy=round_robin|least_loaded] [nosync=false] [node=HOSTNAME] [session_timeout=10000]";
+            + " [clear_delay=3000] [read_policy=round_robin|least_loaded] [nosync=false] [node=HOSTNAME] [session_timeout=10000]"
+            + " [zk_connect_timeout=15000]";
     static final int MAX_LEGS = 31;
     static final long MAX_REGION = 1L << 30;
 
@@ -79,9 +82,10 @@ public record MirrorSettings(List<String> legs, long regionSize, String logDevic
         }
         ZkLogConfig zk = null;
         if (log.startsWith(ZkLogConfig.PREFIX)) {
-            zk = ZkLogConfig.parse(log, a.has("node") ? a.string("node") : null, a.has("session_timeout") ? a.string("session_timeout") : null);
+            zk = ZkLogConfig.parse(log, a.has("node") ? a.string("node") : null, a.has("session_timeout") ? a.string("session_timeout") : null,
+                    a.has("zk_connect_timeout") ? a.string("zk_connect_timeout") : null);
         } else {
-            for (String k : List.of("node", "session_timeout")) {
+            for (String k : List.of("node", "session_timeout", "zk_connect_timeout")) {
                 if (a.has(k)) {
                     throw new InvalidArgumentException("mirror: " + k + "= is for a cluster log; use it with log=zookeeper:HOST:PORT/PATH");
                 }

@@ -200,6 +200,16 @@ class MirrorCommandsTest {
     }
 
     @Test
+    void oneRoundTripIsSingular() throws Exception {
+        openMirror();
+        m.write(0, ByteBuffer.wrap(new byte[4096]), 0);
+        m.flush();
+        String s = run("mirror:status m0");
+        assertEquals("1", m.status().get("log_round_trips"), "one write into one region: one round trip");
+        assertTrue(s.contains(" (1 round trip: "), s);
+    }
+
+    @Test
     void statusShowsLegsRegionsResyncAndRoundTrips() throws Exception {
         assertTrue(run("mirror:status").startsWith("no mirror devices"));
         openMirror();

@@ -144,6 +144,9 @@ public final class ExportService implements AutoCloseable {
      * {@code inherited} the export listens on the socket inherited by socket activation when
      * Strata was started so, else on its address as given.
      */
+    /** How every refusal of {@code nbd:export} begins: the command's name as Gogo shows it. */
+    static final String EXPORT = "nbd:export: ";
+
     public synchronized Export export(String device, String name, String bind, int port, boolean readOnly,
             TlsMode tls, String tlsCreds, boolean verifyPeer, String allow, String unix, String unixMode,
             int maxConnections, long idleTimeoutMillis, String tlsPsk, boolean inherited) throws IOException {
@@ -166,7 +169,13 @@ public final class ExportService implements AutoCloseable {
             throw new InvalidArgumentException("nbd:export: no device '" + spec.device() + "'; dev:list shows the devices");
         }
         Entry e = new Entry(spec);
-        start(e, address);
+        try {
+            start(e, address);
+        } catch (InvalidArgumentException refused) {
+            // the server's and the TLS loaders' refusals are shared with configured exports;
+            // at the console they name the command, as every other nbd:export refusal does
+            throw refused.getMessage().startsWith(EXPORT) ? refused : new InvalidArgumentException(EXPORT + refused.getMessage());
+        }
         try {
             e.id = store.create(spec);
         } catch (IOException | RuntimeException ex) {

@@ -62,19 +62,19 @@ public record ExportSpec(String device, String name, String bind, int port, bool
 
     public ExportSpec {
         if (device == null || device.isBlank()) {
-            throw new InvalidArgumentException("nbd export: no device given; usage: nbd:export DEVICE [--name N] [--bind A] [--port P] [--readonly]");
+            throw new InvalidArgumentException("nbd:export: no device given; usage: nbd:export DEVICE [--name N] [--bind A] [--port P] [--readonly]");
         }
         if (name == null || name.isEmpty()) {
             name = device;
         }
         if (name.length() > 256 || name.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-            throw new InvalidArgumentException("nbd export: name '" + name + "' is not usable; use at most 256 printable characters");
+            throw new InvalidArgumentException("nbd:export: name '" + name + "' is not usable; use at most 256 printable characters");
         }
         if (bind == null || bind.isEmpty()) {
             bind = DEFAULT_BIND;
         }
         if (port < 1 || port > 65535) {
-            throw new InvalidArgumentException("nbd export: port " + port + " is out of range; use 1 to 65535");
+            throw new InvalidArgumentException("nbd:export: port " + port + " is out of range; use 1 to 65535");
         }
         if (tls == null) {
             tls = TlsMode.OFF;
@@ -82,51 +82,51 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         tlsCreds = tlsCreds == null ? "" : tlsCreds.trim();
         tlsPsk = tlsPsk == null ? "" : tlsPsk.trim();
         if (tls != TlsMode.OFF && tlsCreds.isEmpty() && tlsPsk.isEmpty()) {
-            throw new InvalidArgumentException("nbd export: --tls=" + tls.text() + " needs --tls-creds DIR, a directory"
+            throw new InvalidArgumentException("nbd:export: --tls=" + tls.text() + " needs --tls-creds DIR, a directory"
                     + " with server-cert.pem and server-key.pem, or --tls-psk FILE, a psktool key file"
                     + " (docs/nbd.md, TLS, shows how to make them)");
         }
         if (!tlsCreds.isEmpty() && !tlsPsk.isEmpty()) {
-            throw new InvalidArgumentException("nbd export: give --tls-creds (certificates) or --tls-psk (pre-shared"
+            throw new InvalidArgumentException("nbd:export: give --tls-creds (certificates) or --tls-psk (pre-shared"
                     + " keys), not both: a port does one kind of TLS");
         }
         if (tls == TlsMode.OFF && !tlsPsk.isEmpty()) {
-            throw new InvalidArgumentException("nbd export: --tls-psk is given but TLS is off; add --tls=require"
+            throw new InvalidArgumentException("nbd:export: --tls-psk is given but TLS is off; add --tls=require"
                     + " (or --tls=on to allow plaintext clients too)");
         }
         tlsAllow = tlsAllow == null ? "" : tlsAllow.trim();
         if (!tlsPsk.isEmpty() && (tlsVerifyPeer || !tlsAllow.isEmpty())) {
-            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow are for client certificates;"
+            throw new InvalidArgumentException("nbd:export: --tls-verify-peer and --allow are for client certificates;"
                     + " with --tls-psk the users in the key file are the ones let in");
         }
         if (tls != TlsMode.REQUIRE && (tlsVerifyPeer || !tlsAllow.isEmpty())) {
             // with --tls=on a plaintext client would walk around the client check
-            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require");
+            throw new InvalidArgumentException("nbd:export: --tls-verify-peer and --allow need --tls=require");
         }
         if (tls == TlsMode.OFF && !tlsCreds.isEmpty()) {
-            throw new InvalidArgumentException("nbd export: --tls-creds is given but TLS is off; add --tls=require"
+            throw new InvalidArgumentException("nbd:export: --tls-creds is given but TLS is off; add --tls=require"
                     + " (or --tls=on to allow plaintext clients too)");
         }
         unix = unix == null ? "" : unix.trim();
         unixMode = unixMode == null ? "" : unixMode.trim();
         if (!unix.isEmpty() && tls != TlsMode.OFF) {
             // the socket file's mode says who may connect; JSSE needs a TCP socket to layer on
-            throw new InvalidArgumentException("nbd export: --tls is not supported on a --unix socket; use the socket's"
+            throw new InvalidArgumentException("nbd:export: --tls is not supported on a --unix socket; use the socket's"
                     + " --unix-mode to say who may connect, or export over TCP for TLS");
         }
         if (unix.isEmpty() && !unixMode.isEmpty()) {
-            throw new InvalidArgumentException("nbd export: --unix-mode needs --unix PATH");
+            throw new InvalidArgumentException("nbd:export: --unix-mode needs --unix PATH");
         }
         if (!unixMode.isEmpty() && !unixMode.matches("0?[0-7]{3}")) {
-            throw new InvalidArgumentException("nbd export: --unix-mode " + unixMode
+            throw new InvalidArgumentException("nbd:export: --unix-mode " + unixMode
                     + " is not a file mode; use octal digits such as 0660");
         }
         if (maxConnections < 0 || maxConnections > 100_000) {
-            throw new InvalidArgumentException("nbd export: --max-connections " + maxConnections
+            throw new InvalidArgumentException("nbd:export: --max-connections " + maxConnections
                     + " is out of range; use 1 to 100000, or 0 for no limit");
         }
         if (idleTimeoutMillis < 0) {
-            throw new InvalidArgumentException("nbd export: --idle-timeout must not be negative; use e.g. 5m, or 0 for none");
+            throw new InvalidArgumentException("nbd:export: --idle-timeout must not be negative; use e.g. 5m, or 0 for none");
         }
     }
 
@@ -160,7 +160,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
             }
             return x * mult;
         } catch (NumberFormatException e) {
-            throw new InvalidArgumentException("nbd export: " + option + " " + v
+            throw new InvalidArgumentException("nbd:export: " + option + " " + v
                     + " is not a duration; use e.g. 30s, 5m or 1h (0 for none)");
         }
     }
@@ -176,7 +176,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         try {
             p = port == null ? DEFAULT_PORT : port instanceof Number n ? n.intValue() : Integer.parseInt(port.toString().trim());
         } catch (NumberFormatException e) {
-            throw new InvalidArgumentException("nbd export: port=" + port + " is not a number");
+            throw new InvalidArgumentException("nbd:export: port=" + port + " is not a number");
         }
         boolean readOnly = ro != null && (ro instanceof Boolean b ? b : Boolean.parseBoolean(ro.toString().trim()));
         Object tls = props.get("tls");
@@ -206,7 +206,7 @@ public record ExportSpec(String device, String name, String bind, int port, bool
         try {
             return o.toString().isBlank() ? 0 : Integer.parseInt(o.toString().trim());
         } catch (NumberFormatException e) {
-            throw new InvalidArgumentException("nbd export: max-connections=" + o + " is not a number");
+            throw new InvalidArgumentException("nbd:export: max-connections=" + o + " is not a number");
         }
     }
 

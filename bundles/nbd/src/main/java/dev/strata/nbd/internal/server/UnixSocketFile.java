@@ -41,7 +41,7 @@ final class UnixSocketFile {
             m = -1;
         }
         if (m < 0 || m > 0777) {
-            throw new InvalidArgumentException("nbd export: --unix-mode " + mode + " is not a file mode; use octal digits such as 0660");
+            throw new InvalidArgumentException("nbd:export: --unix-mode " + mode + " is not a file mode; use octal digits such as 0660");
         }
         StringBuilder s = new StringBuilder();
         String rwx = "rwx";
@@ -60,16 +60,16 @@ final class UnixSocketFile {
     static ServerSocketChannel bind(Path path, Set<PosixFilePermission> mode, int backlog) throws IOException {
         Path dir = path.toAbsolutePath().getParent();
         if (dir == null || !Files.isDirectory(dir)) {
-            throw new InvalidArgumentException("nbd export: --unix " + path + ": directory " + dir
+            throw new InvalidArgumentException("nbd:export: --unix " + path + ": directory " + dir
                     + " does not exist; create it or choose another path");
         }
         if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
             if (!isSocket(path)) {
-                throw new InvalidArgumentException("nbd export: --unix " + path
+                throw new InvalidArgumentException("nbd:export: --unix " + path
                         + " exists and is not a socket; it is left alone: choose another path");
             }
             if (isLive(path)) {
-                throw new InvalidArgumentException("nbd export: --unix " + path
+                throw new InvalidArgumentException("nbd:export: --unix " + path
                         + " is a socket another server is listening on; choose another path");
             }
             // nobody listens: the remains of a server that did not clean up
@@ -80,7 +80,7 @@ final class UnixSocketFile {
             server.bind(UnixDomainSocketAddress.of(path), backlog);
         } catch (IOException e) {
             server.close();
-            throw new InvalidArgumentException("nbd export: cannot listen on " + path + ": " + e.getMessage()
+            throw new InvalidArgumentException("nbd:export: cannot listen on " + path + ": " + e.getMessage()
                     + "; choose another --unix path");
         }
         if (mode != null) {
@@ -89,7 +89,7 @@ final class UnixSocketFile {
             } catch (IOException | UnsupportedOperationException e) {
                 server.close();
                 Files.deleteIfExists(path);
-                throw new InvalidArgumentException("nbd export: cannot set mode of " + path + ": " + e.getMessage());
+                throw new InvalidArgumentException("nbd:export: cannot set mode of " + path + ": " + e.getMessage());
             }
         }
         return server;

@@ -14,7 +14,7 @@ public enum TlsMode {
         try {
             return valueOf(s.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new InvalidArgumentException("nbd export: --tls=" + s + " is not known; use off, on or require");
+            throw new InvalidArgumentException("nbd:export: --tls=" + s + " is not known; use off, on or require");
         }
     }
 

@@ -38,7 +38,7 @@ public final class TlsConfig {
     /** PSK: the users of the key file, each with its key. */
     public static TlsConfig psk(TlsMode mode, PskKeys keys) {
         if (keys == null) {
-            throw new InvalidArgumentException("nbd export: --tls=" + mode.text() + " needs --tls-psk FILE");
+            throw new InvalidArgumentException("nbd:export: --tls=" + mode.text() + " needs --tls-psk FILE");
         }
         return new TlsConfig(mode, null, false, null, keys);
     }
@@ -53,23 +53,23 @@ public final class TlsConfig {
             mode = TlsMode.OFF;
         }
         if (mode != TlsMode.OFF && credentials == null && psk == null) {
-            throw new InvalidArgumentException("nbd export: --tls=" + mode.text()
+            throw new InvalidArgumentException("nbd:export: --tls=" + mode.text()
                     + " needs --tls-creds DIR (a directory with server-cert.pem and server-key.pem) or --tls-psk FILE");
         }
         if (verifyPeer && mode != TlsMode.REQUIRE) {
             // with ON a plaintext client would walk around the client check
-            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow need --tls=require");
+            throw new InvalidArgumentException("nbd:export: --tls-verify-peer and --allow need --tls=require");
         }
         if (mode == TlsMode.OFF) {
             credentials = null;
             psk = null;
         }
         if (verifyPeer && psk != null) {
-            throw new InvalidArgumentException("nbd export: --tls-verify-peer and --allow are for client certificates;"
+            throw new InvalidArgumentException("nbd:export: --tls-verify-peer and --allow are for client certificates;"
                     + " with --tls-psk the key file's users are the allow-list");
         }
         if (verifyPeer && !credentials.canVerifyClients()) {
-            throw new InvalidArgumentException("nbd export: --tls-verify-peer needs the CA that signs client certificates"
+            throw new InvalidArgumentException("nbd:export: --tls-verify-peer needs the CA that signs client certificates"
                     + " as ca-cert.pem in " + credentials.dir());
         }
         this.mode = mode;

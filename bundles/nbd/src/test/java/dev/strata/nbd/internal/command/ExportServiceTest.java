@@ -111,22 +111,23 @@ class ExportServiceTest {
         int port = freePort();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                 () -> service.export("nope", "", null, port, false));
-        assertTrue(e.getMessage().contains("no device 'nope'"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("no device 'nope'"), e.getMessage());
         assertNothingListens(port);
         try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             e = assertThrows(InvalidArgumentException.class,
                     () -> service.export("disk0", "", null, busy.getLocalPort(), false));
-            assertTrue(e.getMessage().contains("cannot listen on 127.0.0.1:" + busy.getLocalPort()), e.getMessage());
+            assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("cannot listen on 127.0.0.1:" + busy.getLocalPort()), e.getMessage());
         }
         assertTrue(devices.holders.isEmpty(), "the device handle was closed again");
         service.export("disk0", "x", null, port, false);
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk1", "x", null, port, false));
-        assertTrue(e.getMessage().contains("exists already"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("exists already"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk1", "y", null, 70000, false));
-        assertTrue(e.getMessage().contains("out of range"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("out of range"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk1", "y", "no.such.host.invalid", port, false));
-        assertTrue(e.getMessage().contains("cannot resolve"), e.getMessage());
-        assertThrows(InvalidArgumentException.class, () -> service.unexport("y"));
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("cannot resolve"), e.getMessage());
+        e = assertThrows(InvalidArgumentException.class, () -> service.unexport("y"));
+        assertTrue(e.getMessage().startsWith("nbd:unexport: no export named 'y'"), e.getMessage());
         assertEquals(1, stored.size());
         assertEquals(1, server.exports().size());
     }
@@ -138,7 +139,7 @@ class ExportServiceTest {
         int port = freePort();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                 () -> service.export("disk0", "", null, port, false));
-        assertTrue(e.getMessage().contains("not a loopback address"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("not a loopback address"), e.getMessage());
         assertNothingListens(port);
         assertTrue(stored.isEmpty());
         Export x = service.export("disk0", "", "0.0.0.0", port, false);

@@ -75,13 +75,13 @@ class PskExportTest {
         String file = PskFiles.file(keys.server()).toString();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "",
                 null, 10809, false, TlsMode.REQUIRE, "/etc", false, "", "", "", 0, 0, file, false));
-        assertTrue(e.getMessage().contains("not both"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("not both"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, 10809, false,
                 TlsMode.REQUIRE, "", false, "CN=alice", "", "", 0, 0, file, false));
-        assertTrue(e.getMessage().contains("users in the key file"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("users in the key file"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, 10809, false,
                 TlsMode.OFF, "", false, "", "", "", 0, 0, file, false));
-        assertTrue(e.getMessage().contains("TLS is off"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("TLS is off"), e.getMessage());
         assertTrue(stored.isEmpty());
         assertTrue(service.status().isEmpty());
     }
@@ -97,13 +97,13 @@ class PskExportTest {
         for (Map.Entry<String, String> c : cases.entrySet()) {
             Path f = Files.writeString(tmp.resolve("bad" + i++ + ".psk"), c.getKey());
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> export(f.toString()));
-            assertTrue(e.getMessage().contains(c.getValue()) && !e.getMessage().contains("\n"), e.getMessage());
+            assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains(c.getValue()) && !e.getMessage().contains("\n"), e.getMessage());
         }
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                 () -> export(tmp.resolve("missing.psk").toString()));
-        assertTrue(e.getMessage().contains("does not exist; make one with psktool"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("does not exist; make one with psktool"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> export(tmp.toString()));
-        assertTrue(e.getMessage().contains("keys.psk does not exist"), "a directory stands for its keys.psk: "
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("keys.psk does not exist"), "a directory stands for its keys.psk: "
                 + e.getMessage());
         assertTrue(stored.isEmpty());
     }

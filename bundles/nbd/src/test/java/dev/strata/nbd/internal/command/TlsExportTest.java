@@ -79,15 +79,15 @@ class TlsExportTest {
         int port = ExportServiceTest.freePort();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                 () -> service.export("disk0", "", null, port, false, TlsMode.REQUIRE, ""));
-        assertTrue(e.getMessage().contains("needs --tls-creds DIR"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("needs --tls-creds DIR"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class,
                 () -> service.export("disk0", "", null, port, false, TlsMode.OFF, certs.server().toString()));
-        assertTrue(e.getMessage().contains("TLS is off"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("TLS is off"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class,
                 () -> service.export("disk0", "", null, port, false, TlsMode.ON, dir.resolve("nope").toString()));
-        assertTrue(e.getMessage().contains("is not a directory"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("is not a directory"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> TlsMode.parse("maybe"));
-        assertTrue(e.getMessage().contains("use off, on or require"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("use off, on or require"), e.getMessage());
         assertTrue(stored.isEmpty());
         assertTrue(server.exports().isEmpty());
         assertFalse(devices.holders.containsKey("nbd:disk0"), "the device is not held");
@@ -114,10 +114,10 @@ class TlsExportTest {
         int port = ExportServiceTest.freePort();
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "",
                 null, port, false, TlsMode.ON, certs.server().toString(), true, ""));
-        assertTrue(e.getMessage().contains("need --tls=require"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("need --tls=require"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "", null, port, false,
                 TlsMode.REQUIRE, certs.server().toString(), false, "alice"));
-        assertTrue(e.getMessage().contains("write CN=client-name"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("write CN=client-name"), e.getMessage());
         assertTrue(stored.isEmpty());
         assertFalse(devices.holders.containsKey("nbd:disk0"));
     }

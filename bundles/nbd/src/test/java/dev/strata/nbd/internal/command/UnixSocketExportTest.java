@@ -131,7 +131,7 @@ class UnixSocketExportTest {
         try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             other.bind(UnixDomainSocketAddress.of(live));
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> exportUnix(live, ""));
-            assertTrue(e.getMessage().contains("another server is listening"), e.getMessage());
+            assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("another server is listening"), e.getMessage());
             assertOneLine(e);
             assertTrue(Files.exists(live), "someone else's socket is left alone");
             try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(live))) {
@@ -162,24 +162,24 @@ class UnixSocketExportTest {
         Path file = tmp.resolve("data.img");
         Files.writeString(file, "precious");
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> exportUnix(file, ""));
-        assertTrue(e.getMessage().contains("is not a socket"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("is not a socket"), e.getMessage());
         assertOneLine(e);
         assertEquals("precious", Files.readString(file), "a file that is not a socket is never deleted");
 
         Path missing = tmp.resolve("no/such/dir/nbd.sock");
         e = assertThrows(InvalidArgumentException.class, () -> exportUnix(missing, ""));
-        assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("does not exist"), e.getMessage());
         assertOneLine(e);
         assertFalse(Files.exists(tmp.resolve("no")));
 
         e = assertThrows(InvalidArgumentException.class, () -> exportUnix(tmp.resolve("m.sock"), "0999"));
-        assertTrue(e.getMessage().contains("--unix-mode 0999"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("--unix-mode 0999"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "d", null, 10809, false,
                 TlsMode.REQUIRE, tmp.toString(), false, "", tmp.resolve("t.sock").toString(), ""));
-        assertTrue(e.getMessage().contains("not supported on a --unix socket"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("not supported on a --unix socket"), e.getMessage());
         e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "d", "127.0.0.1", 10809, false,
                 TlsMode.OFF, "", false, "", tmp.resolve("b.sock").toString(), ""));
-        assertTrue(e.getMessage().contains("exclude each other"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("exclude each other"), e.getMessage());
         assertFalse(Files.exists(tmp.resolve("m.sock")));
         assertTrue(stored.isEmpty());
         assertTrue(server.exports().isEmpty());
@@ -204,10 +204,10 @@ class UnixSocketExportTest {
     void badLimitsChangeNothing() {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> service.export("disk0", "d",
                 null, 10809, false, TlsMode.OFF, "", false, "", "", "", -1, 0));
-        assertTrue(e.getMessage().contains("--max-connections -1 is out of range"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("--max-connections -1 is out of range"), e.getMessage());
         assertOneLine(e);
         e = assertThrows(InvalidArgumentException.class, () -> ExportSpec.duration("--idle-timeout", "soon"));
-        assertTrue(e.getMessage().contains("--idle-timeout soon is not a duration"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("nbd:export: ") && e.getMessage().contains("--idle-timeout soon is not a duration"), e.getMessage());
         assertOneLine(e);
         assertEquals(600_000, ExportSpec.duration("--idle-timeout", "10m"));
         assertEquals(0, ExportSpec.duration("--idle-timeout", "0"));

@@ -3,6 +3,7 @@ package dev.strata.cache.writeboost.internal.io;
 import dev.strata.cache.support.stats.BusyMeter;
 import dev.strata.cache.support.stats.Counters;
 import dev.strata.cache.support.stats.LatencyRecorder;
+import dev.strata.cache.support.stats.RecentRate;
 import dev.strata.cache.support.time.Clock;
 import dev.strata.cache.writeboost.internal.format.Layout;
 
@@ -44,7 +45,12 @@ final class Stats {
         this.readLatency = new LatencyRecorder("read", clock);
         this.writeLatency = new LatencyRecorder("write", clock);
         this.flushLatency = new LatencyRecorder("flush", clock);
+        this.writebackRate = new RecentRate(clock, WRITEBACK_RATE_WINDOW_S);
     }
-    volatile long wbRateBlocksPerSec;
+
+    /** Seconds the reported writeback pace covers: long enough to smooth batches, short enough to show idling. */
+    static final int WRITEBACK_RATE_WINDOW_S = 5;
+    /** Blocks written back over the last few seconds (0 once writeback stands still). */
+    final RecentRate writebackRate;
     volatile String lastWritebackError = "";
 }

@@ -51,7 +51,7 @@ final class StatusKeys {
         m.put("head_segment", Long.toString(head));
         m.put("written_back_segment", Long.toString(lwbS));
         stats.writebackCounters.render(m);
-        m.put("writeback_rate_blocks_per_s", Long.toString(stats.wbRateBlocksPerSec));
+        m.put(CacheTarget.Keys.WRITEBACK_RATE, Long.toString(stats.writebackRate.perSecond()));
         m.put("writeback_error", stats.lastWritebackError);
         stats.logCounters.render(m);
         stats.readLatency.render(m);

@@ -71,7 +71,6 @@ final class Writeback {
     long[] wbKeys = new long[0];
     int[] wbLocs = new int[0];
     int[] wbValid = new int[0];
-    long wbLastNanos;
 
     /**
      * Writes back one batch of the oldest complete segments: dirty blocks sorted by backing
@@ -259,11 +258,7 @@ final class Writeback {
             controller.wroteBack(count, now);
         }
         stats.writebackBatches.increment();
-        long span = now - wbLastNanos;
-        if (wbLastNanos != 0 && span > 0) {
-            stats.wbRateBlocksPerSec = count * 1_000_000_000L / span;
-        }
-        wbLastNanos = now;
+        stats.writebackRate.add(count, now);
         stats.lastWritebackError = "";
         return true;
     }
@@ -356,6 +351,17 @@ final class Writeback {
         } finally {
             log.lock.unlock();
         }
+        try {
+            writebackAll(progress, writeback, stall, start);
+        } catch (InterruptedException e) {
+            long d = stopForcing(stall);
+            progress.update(d, Math.max(0, start - d));
+            throw e;
+        }
+    }
+
+    private void writebackAll(CacheTarget.WritebackProgress progress, Daemon writeback, long stall, long start)
+            throws IOException, InterruptedException {
         long best = start;
         long lastProgress = System.nanoTime();
         long lastReport = 0;
@@ -399,6 +405,31 @@ final class Writeback {
                     log.lock.unlock();
                 }
             }
+        }
+    }
+
+    /**
+     * A cancelled {@link #writebackAll}: no further batch is forced, and the one in flight is
+     * waited for (at most {@code stall}), so the last report counts what it wrote back; a cancel
+     * that reported before the batch completed said "0 of N written back" while N went back.
+     * Returns the blocks still dirty.
+     */
+    private long stopForcing(long stall) {
+        log.lock.lock();
+        try {
+            log.forceWriteback = false;
+            long left = stall;
+            while (log.wbCount > 0 && left > 0) {
+                try {
+                    left = log.changed.awaitNanos(left);
+                } catch (InterruptedException again) {
+                    // a --cancel may interrupt once more: the batch is still waited for (the
+                    // caller throws InterruptedException anyway)
+                }
+            }
+            return log.dirty;
+        } finally {
+            log.lock.unlock();
         }
     }
 

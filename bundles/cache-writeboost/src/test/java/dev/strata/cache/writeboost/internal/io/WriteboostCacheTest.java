@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.strata.api.CacheTarget;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.DeviceIOException;
 import dev.strata.api.InvalidArgumentException;
+import dev.strata.cache.support.time.ManualClock;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.Superblock;
 import dev.strata.cache.writeboost.internal.testing.MemDevice;
@@ -209,6 +211,27 @@ class WriteboostCacheTest {
         assertEquals("0", s.get("written_back_blocks"), "nothing written back: " + s);
         assertEquals(blocks, wb.dirtyBlocks());
         assertEquals(0, backing.bytesWritten.get());
+    }
+
+    @Test
+    void writebackRateFallsToZeroWhenWritebackStandsStill() throws IOException {
+        ManualClock clock = new ManualClock();
+        wb = open(noBypass(), WriteboostCache.Options.defaults().manual().withClock(clock));
+        Random r = new Random(8);
+        for (int i = 0; i < 2 * Layout.MAX_DATA; i++) {
+            write(wb, i * 4096L, random(r, 4096));
+        }
+        wb.flush();
+        clock.advance(1, TimeUnit.SECONDS);
+        wb.writebackAll();
+        long written = Long.parseLong(wb.status().get("written_back_blocks"));
+        assertTrue(written > 0);
+        // the window is the 4 s before this second plus the part of this one gone by (none yet)
+        assertEquals(written / 4, Long.parseLong(wb.status().get(CacheTarget.Keys.WRITEBACK_RATE)),
+                "what went back in the window, per second");
+        clock.advance(10, TimeUnit.SECONDS);
+        assertEquals("0", wb.status().get(CacheTarget.Keys.WRITEBACK_RATE),
+                "no writeback for a whole window: the pace is 0, not the last batch's");
     }
 
     @Test

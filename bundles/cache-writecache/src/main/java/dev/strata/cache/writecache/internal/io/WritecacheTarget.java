@@ -520,6 +520,8 @@ public final class WritecacheTarget implements CacheTarget {
             long before = done[0];
             while (at >= 0) {
                 if (Thread.interrupted()) {
+                    // the batches that completed count in the cancel's report
+                    progress.update(dirtyBlocks(), done[0]);
                     throw new InterruptedException("writeback interrupted; " + dirtyBlocks() + " blocks stay dirty");
                 }
                 at = writeback.inOrder(at, tunables.writebackBatch(), done);

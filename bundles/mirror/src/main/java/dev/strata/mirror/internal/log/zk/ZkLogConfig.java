@@ -10,15 +10,23 @@ import java.util.regex.Pattern;
  * @param path the log's root znode, e.g. {@code /strata/m0}
  * @param node this node's name in the cluster ({@code null}: the host name, resolved by the factory)
  * @param sessionTimeoutMs the ZooKeeper session timeout: how long a dead node keeps its membership
+ * @param connectTimeoutMs how long an open waits for its first connection to a server before it
+ *        gives up with one line (an unreachable server is a mistake to report, not to wait out)
  */
-public record ZkLogConfig(String connect, String path, String node, int sessionTimeoutMs) {
+public record ZkLogConfig(String connect, String path, String node, int sessionTimeoutMs, int connectTimeoutMs) {
     public static final String PREFIX = "zookeeper:";
     public static final int DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+    public static final int DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+
+    /** With the default connect timeout. */
+    public ZkLogConfig(String connect, String path, String node, int sessionTimeoutMs) {
+        this(connect, path, node, sessionTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+    }
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\]");
     private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9._-]+");
 
     /** Parses the part after {@code log=}; one clear line for anything wrong. */
-    public static ZkLogConfig parse(String log, String node, String sessionTimeout) {
+    public static ZkLogConfig parse(String log, String node, String sessionTimeout, String connectTimeout) {
         String rest = log.substring(PREFIX.length());
         int slash = rest.indexOf('/');
         if (slash <= 0) {
@@ -52,19 +60,26 @@ public record ZkLogConfig(String connect, String path, String node, int sessionT
         if (node != null && (!SEGMENT.matcher(node).matches() || node.equals(".") || node.equals(".."))) {
             throw new InvalidArgumentException("mirror: node=" + node + " is not a name of letters, digits, '.', '_' or '-'");
         }
-        int timeout = DEFAULT_SESSION_TIMEOUT_MS;
-        if (sessionTimeout != null) {
-            try {
-                timeout = Integer.parseInt(sessionTimeout.trim());
-            } catch (NumberFormatException e) {
-                timeout = -1;
-            }
-            if (timeout < 1000 || timeout > 600_000) {
-                throw new InvalidArgumentException("mirror: session_timeout=" + sessionTimeout
-                        + " is out of range; allowed 1000 to 600000 ms");
-            }
+        int timeout = millis("session_timeout", sessionTimeout, DEFAULT_SESSION_TIMEOUT_MS, 1000, 600_000);
+        return new ZkLogConfig(connect, path, node, timeout, millis("zk_connect_timeout", connectTimeout,
+                DEFAULT_CONNECT_TIMEOUT_MS, 1000, 600_000));
+    }
+
+    private static int millis(String key, String value, int dflt, int min, int max) {
+        if (value == null) {
+            return dflt;
         }
-        return new ZkLogConfig(connect, path, node, timeout);
+        int v;
+        try {
+            v = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            v = -1;
+        }
+        if (v < min || v > max) {
+            throw new InvalidArgumentException("mirror: " + key + "=" + value + " is out of range; allowed " + min
+                    + " to " + max + " ms");
+        }
+        return v;
     }
 
     private static InvalidArgumentException bad(String log, String what) {
@@ -73,7 +88,7 @@ public record ZkLogConfig(String connect, String path, String node, int sessionT
     }
 
     public ZkLogConfig withNode(String n) {
-        return new ZkLogConfig(connect, path, n, sessionTimeoutMs);
+        return new ZkLogConfig(connect, path, n, sessionTimeoutMs, connectTimeoutMs);
     }
 
     /** {@code zookeeper:CONNECT/PATH} as given. */

@@ -6,6 +6,8 @@ import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.client.ZKClientConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One node's ZooKeeper connection: the current client handle and what its events said
@@ -13,6 +15,7 @@ import org.apache.zookeeper.client.ZKClientConfig;
  * new one (a new session). Events of an older handle are ignored.
  */
 final class ZkSession {
+    private static final Logger LOG = LoggerFactory.getLogger(ZkSession.class);
     private final ZkLogConfig config;
     private final Object lock = new Object();
     private volatile ZooKeeper zk;
@@ -156,6 +159,26 @@ final class ZkSession {
 
     boolean closed() {
         return closed;
+    }
+
+    /**
+     * Waits for the first connection of a new handle, at most {@code zk_connect_timeout}: a server
+     * that cannot be reached is one clear line soon, not a wait for the whole open's deadline.
+     */
+    void awaitFirstConnection() throws IOException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(config.connectTimeoutMs());
+        while (!connected() && !expired() && !closed && System.nanoTime() - deadline < 0) {
+            awaitChange(deadline);
+        }
+        if (!connected() && !expired() && !closed) {
+            String why = "mirror: cannot reach ZooKeeper at " + config.connect() + " for the log at "
+                    + config.describe() + " within " + config.connectTimeoutMs() / 1000.0 + " s (zk_connect_timeout="
+                    + config.connectTimeoutMs() + "); is ZooKeeper running and reachable from here?";
+            // one line per open that gives up (the client's own WARN with a stack trace for each of
+            // its connection attempts, about one a second, is off in the distribution's logback.xml)
+            LOG.warn(why);
+            throw new IOException(why);
+        }
     }
 
     long sessionId() {

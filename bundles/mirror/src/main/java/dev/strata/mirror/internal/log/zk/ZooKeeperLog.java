@@ -111,6 +111,7 @@ public final class ZooKeeperLog implements RegionLog {
         lock.lock();
         try {
             session.renew();
+            session.awaitFirstConnection();
             boolean fresh = LogGeometry.createOrCheck(this, legs, regionSize, regions, legsId, deadline);
             int mask = legState.read(deadline).inSync();
             join(true, fresh && syncNew, deadline);

@@ -69,6 +69,19 @@ class ZooKeeperLogTest extends ZkFixture {
     }
 
     @Test
+    void aServerThatCannotBeReachedIsOneLineAfterTheConnectTimeout() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort(); // nothing listens there once it is closed
+        }
+        ZooKeeperLog log = new ZooKeeperLog(new ZkLogConfig("127.0.0.1:" + port, path + "-none", "n1", 2000, 1000), 0);
+        java.io.IOException e = assertThrows(java.io.IOException.class, () -> log.open(2, REGION, 16, true));
+        assertEquals("mirror: cannot reach ZooKeeper at 127.0.0.1:" + port + " for the log at zookeeper:127.0.0.1:" + port
+                + path + "-none within 1.0 s (zk_connect_timeout=1000); is ZooKeeper running and reachable from here?",
+                e.getMessage());
+    }
+
+    @Test
     void twentyFlushIntervalsCostTwentyMultisIntegratedAndSixtyNaive() throws Exception {
         long[] trips = new long[2];
         for (int mode = 0; mode < 2; mode++) {

@@ -540,6 +540,11 @@ public final class MirrorTarget implements Target {
         return m;
     }
 
+    /** Requests in flight on leg {@code leg}, as least-loaded reads see them (tests). */
+    int legLoad(int leg) {
+        return legs.load(leg);
+    }
+
     /** The regions the log holds marked now (tests). */
     public BitSet dirtyRegions() {
         return tracker.durableSnapshot();

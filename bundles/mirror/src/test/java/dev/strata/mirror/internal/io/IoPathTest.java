@@ -203,6 +203,14 @@ class IoPathTest {
         });
         writer.start();
         assertTrue(entered.await(30, TimeUnit.SECONDS), "the write reached leg b");
+        // leg a's part of the write may still be finishing on the fan-out's other thread (then
+        // both legs have one request in flight and the reads are shared): wait until it is done
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (m.legLoad(0) != 0) {
+            assertTrue(System.nanoTime() < deadline, "leg a's part of the write never finished");
+            Thread.onSpinWait();
+        }
+        assertEquals(1, m.legLoad(1), "the held write is in flight on leg b");
         for (int i = 0; i < 100; i++) {
             m.read(8192, buf.clear());
         }

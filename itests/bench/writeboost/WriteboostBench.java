@@ -262,12 +262,23 @@ public final class WriteboostBench {
         return seq;
     }
 
+    /**
+     * The cache's construction options for the random-write rounds: the defaults, or the log
+     * buffers and flusher threads given by {@code -Dbench.buffers=N -Dbench.flushers=N} (to compare
+     * log-write depths in one build).
+     */
+    static WriteboostCache.Options benchOptions() {
+        WriteboostCache.Options o = WriteboostCache.Options.defaults();
+        o = o.withBuffers(Integer.getInteger("bench.buffers", o.buffers()));
+        return o.withFlushers(Integer.getInteger("bench.flushers", o.flushers()));
+    }
+
     /** One round of 8 threads writing {@code total} bytes of random 4 KiB blocks into a new cache (MiB/s). */
     static double randomRound(Path dir, BlockDevice slow, long cacheSize, long total, double[] heapPerBlock) throws Exception {
         Path p = dir.resolve("cache-rw.img");
         FileDevice cacheDev = new DirectDevice(p, cacheSize);
         WriteboostCache wb = WriteboostCache.open("bench", slow, cacheDev, true,
-                Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "0"), WriteboostCache.Options.defaults(), null);
+                Tunables.DEFAULTS.with(Tunables.WRITEBACK_THRESHOLD, "0"), benchOptions(), null);
         int threads = 8;
         long perThread = total / threads / 4096;
         ExecutorService ex = Executors.newFixedThreadPool(threads);

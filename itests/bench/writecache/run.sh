@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # In-process writecache benchmarks of issue 11 (not tests). Usage:
-#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,floor,vs-writeboost,writeback,footprint]
+#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,floor,vs-writeboost,writeback,footprint]
 # Builds the bundles it needs if their jars are missing, or always with --rebuild
 # (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
 # compiles the *.java here against them and prints markdown tables from one run:
-#   seed          Performance 1: the seed's table, contiguous vs one I/O per block vs the cache device
-#                 (a `memory` cache device, then a `file` one in /var/tmp, -Dbench.dir=… via BENCH_JAVA_OPTS)
+#   seed          Performance 1: the seed's table in process (32 threads), contiguous vs one I/O per block vs
+#                 the cache device (a `memory` cache device, then a `file` one in /var/tmp, -Dbench.dir=… via BENCH_JAVA_OPTS)
+#   seed-nbd      Performance 1: the seed's table as the issue states it, fio --ioengine=nbd --rw=randwrite
+#                 --iodepth=32 --direct=1 against this JVM's NBD server (memory device, writecache contiguous,
+#                 one I/O per block)
 #   floor         Performance 1's floor: thread CPU per 4 KiB overwrite of writecache, the memory device
 #                 alone and the index walk alone (steady state, every block written once first)
 #   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
@@ -23,7 +26,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick|--only=*) ARGS+=("$1"); shift ;;
         --rebuild) REBUILD=1; shift ;;
-        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,floor,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,floor,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
 MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory

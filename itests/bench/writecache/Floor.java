@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.LongAdder;
  * random finds from as many threads, independent ones (the CPU overlaps their cache misses) and
  * finds one after another (each key depends on the previous result, as in a write path, where
  * nothing overlaps the one find of a request). device + walk is the floor of a design that looks
- * each request up in a sorted index; everything above it is registration and bookkeeping.
+ * each request up in a sorted index; everything above it is registration and bookkeeping. Last,
+ * one loop of find-then-device-write per request (the two together, nothing else of writecache):
+ * what the walk and the copy cost each other when they share the cores' caches.
  */
 final class Floor {
     private Floor() {
@@ -51,8 +53,9 @@ final class Floor {
         System.out.printf(Locale.ROOT, "%n## Performance 1: the floor at 4 KiB (steady state, %d threads, region %d MiB, block_size=512, thread CPU per request)%n%n",
                 threads, region / WritecacheBench.MIB);
         System.out.println("| round | memory device µs/req | writecache µs/req | index walk alone µs/find | device + walk | writecache − (device + walk)"
-                + " | walk, finds one after another µs/find | writecache − (device + that walk) | writecache / device, MiB/s |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + " | walk, finds one after another µs/find | writecache − (device + that walk)"
+                + " | find then device write, one loop µs/req | writecache − that | writecache / device, MiB/s |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         SlotIndex index = filledIndex((int) slots, region, bs);
         try (WritecacheTarget wc = Recovery.open("wcfloor", backing, cache, null, 512, true, Tunables.DEFAULTS,
                 Options.defaults().manual())) {
@@ -67,8 +70,9 @@ final class Floor {
                 double[] w = cell(wc, region, bs, threads, millis);
                 double walk = walk(index, region, bs, threads, millis, false);
                 double chain = walk(index, region, bs, threads, millis, true);
-                System.out.printf(Locale.ROOT, "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", r, dev[1], w[1], walk, dev[1] + walk,
-                        w[1] - dev[1] - walk, chain, w[1] - dev[1] - chain, w[0] / dev[0]);
+                double both = interleaved(index, cache, Layout.dataOffset(512, slots), (int) slots, region, bs, threads, millis);
+                System.out.printf(Locale.ROOT, "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", r, dev[1], w[1], walk, dev[1] + walk,
+                        w[1] - dev[1] - walk, chain, w[1] - dev[1] - chain, both, w[1] - both, w[0] / dev[0]);
             }
         }
         cache.close();
@@ -124,6 +128,55 @@ final class Floor {
         }
         double mib = reqs.sum() * (double) bs / WritecacheBench.MIB;
         return new double[] {mib / (millis / 1000.0), cpu.sum() / 1000.0 / Math.max(1, reqs.sum())};
+    }
+
+    /**
+     * µs of thread CPU per (find on {@code ix}, then a bs write to {@code d} at the slot the find
+     * gave): the walk and the copy of one request one after the other, with nothing else of
+     * writecache in between. Against device + walk measured apart, it shows what the two cost
+     * each other (the copy's lines evicting the index's, and the other way round).
+     */
+    static double interleaved(SlotIndex ix, BlockDevice d, long dataOffset, int slots, long region, int bs, int threads,
+            long millis) throws Exception {
+        int per = bs / 512;
+        long chunks = region / bs;
+        LongAdder n = new LongAdder();
+        LongAdder cpu = new LongAdder();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long end = System.nanoTime() + millis * 1_000_000L;
+        Exception[] failure = new Exception[1];
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(bs);
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                long c0 = mx.getCurrentThreadCpuTime();
+                long k = 0;
+                try {
+                    while (System.nanoTime() < end) {
+                        int s = ix.find(r.nextLong(chunks) * per);
+                        long slot = Math.max(0, Math.min(slots - per, s)); // where writecache writes it
+                        d.write(dataOffset + slot * 512, buf.clear(), 0);
+                        k++;
+                    }
+                } catch (Exception e) {
+                    synchronized (failure) {
+                        failure[0] = e;
+                    }
+                }
+                cpu.add(mx.getCurrentThreadCpuTime() - c0);
+                n.add(k);
+            });
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        return cpu.sum() / 1000.0 / Math.max(1, n.sum());
     }
 
     /** An index like the cache's after the prefill: the region's chunks in random order, each a run of bs / 512 slots. */

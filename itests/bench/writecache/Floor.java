@@ -23,8 +23,12 @@ import java.util.concurrent.atomic.LongAdder;
  * seed table: every block of the region is written once first, so each measured write is an
  * in-place overwrite (the path with no state monitor). The walk: a {@link SlotIndex} of the same
  * size filled the same way (runs of bs / 512 slots for the region's chunks in random order),
- * random finds from as many threads. device + walk is the floor of a design that looks each
- * request up in a sorted index; everything above it is registration and bookkeeping.
+ * random finds from as many threads, independent ones (the CPU overlaps their cache misses) and
+ * finds one after another (each key depends on the previous result, as in a write path, where
+ * nothing overlaps the one find of a request). device + walk is the floor of a design that looks
+ * each request up in a sorted index; everything above it is registration and bookkeeping. Last,
+ * one loop of find-then-device-write per request (the two together, nothing else of writecache):
+ * what the walk and the copy cost each other when they share the cores' caches.
  */
 final class Floor {
     private Floor() {
@@ -48,8 +52,10 @@ final class Floor {
         cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
         System.out.printf(Locale.ROOT, "%n## Performance 1: the floor at 4 KiB (steady state, %d threads, region %d MiB, block_size=512, thread CPU per request)%n%n",
                 threads, region / WritecacheBench.MIB);
-        System.out.println("| round | memory device µs/req | writecache µs/req | index walk alone µs/find | device + walk | writecache − (device + walk) | writecache / device, MiB/s |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| round | memory device µs/req | writecache µs/req | index walk alone µs/find | device + walk | writecache − (device + walk)"
+                + " | walk, finds one after another µs/find | writecache − (device + that walk)"
+                + " | find then device write, one loop µs/req | writecache − that | writecache / device, MiB/s |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         SlotIndex index = filledIndex((int) slots, region, bs);
         try (WritecacheTarget wc = Recovery.open("wcfloor", backing, cache, null, 512, true, Tunables.DEFAULTS,
                 Options.defaults().manual())) {
@@ -62,9 +68,11 @@ final class Floor {
             for (int r = 1; r <= rounds; r++) {
                 double[] dev = cell(cache, region, bs, threads, millis);
                 double[] w = cell(wc, region, bs, threads, millis);
-                double walk = walk(index, region, bs, threads, millis);
-                System.out.printf(Locale.ROOT, "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", r, dev[1], w[1], walk, dev[1] + walk,
-                        w[1] - dev[1] - walk, w[0] / dev[0]);
+                double walk = walk(index, region, bs, threads, millis, false);
+                double chain = walk(index, region, bs, threads, millis, true);
+                double both = interleaved(index, cache, Layout.dataOffset(512, slots), (int) slots, region, bs, threads, millis);
+                System.out.printf(Locale.ROOT, "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", r, dev[1], w[1], walk, dev[1] + walk,
+                        w[1] - dev[1] - walk, chain, w[1] - dev[1] - chain, both, w[1] - both, w[0] / dev[0]);
             }
         }
         cache.close();
@@ -122,6 +130,55 @@ final class Floor {
         return new double[] {mib / (millis / 1000.0), cpu.sum() / 1000.0 / Math.max(1, reqs.sum())};
     }
 
+    /**
+     * µs of thread CPU per (find on {@code ix}, then a bs write to {@code d} at the slot the find
+     * gave): the walk and the copy of one request one after the other, with nothing else of
+     * writecache in between. Against device + walk measured apart, it shows what the two cost
+     * each other (the copy's lines evicting the index's, and the other way round).
+     */
+    static double interleaved(SlotIndex ix, BlockDevice d, long dataOffset, int slots, long region, int bs, int threads,
+            long millis) throws Exception {
+        int per = bs / 512;
+        long chunks = region / bs;
+        LongAdder n = new LongAdder();
+        LongAdder cpu = new LongAdder();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long end = System.nanoTime() + millis * 1_000_000L;
+        Exception[] failure = new Exception[1];
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(bs);
+                ThreadLocalRandom r = ThreadLocalRandom.current();
+                long c0 = mx.getCurrentThreadCpuTime();
+                long k = 0;
+                try {
+                    while (System.nanoTime() < end) {
+                        int s = ix.find(r.nextLong(chunks) * per);
+                        long slot = Math.max(0, Math.min(slots - per, s)); // where writecache writes it
+                        d.write(dataOffset + slot * 512, buf.clear(), 0);
+                        k++;
+                    }
+                } catch (Exception e) {
+                    synchronized (failure) {
+                        failure[0] = e;
+                    }
+                }
+                cpu.add(mx.getCurrentThreadCpuTime() - c0);
+                n.add(k);
+            });
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
+        return cpu.sum() / 1000.0 / Math.max(1, n.sum());
+    }
+
     /** An index like the cache's after the prefill: the region's chunks in random order, each a run of bs / 512 slots. */
     static SlotIndex filledIndex(int slots, long region, int bs) {
         int per = bs / 512;
@@ -145,7 +202,7 @@ final class Floor {
     }
 
     /** µs of thread CPU per random find (read-only, so the threads share the index without a lock). */
-    static double walk(SlotIndex ix, long region, int bs, int threads, long millis) throws Exception {
+    static double walk(SlotIndex ix, long region, int bs, int threads, long millis, boolean dependent) throws Exception {
         int per = bs / 512;
         long chunks = region / bs;
         LongAdder n = new LongAdder();
@@ -162,13 +219,18 @@ final class Floor {
                 long acc = 0;
                 while (System.nanoTime() < end) {
                     for (int q = 0; q < 64; q++) {
-                        acc += ix.find(r.nextLong(chunks) * per);
+                        // dependent: the next key waits for this find's result (as one request's
+                        // find waits for nothing but follows its own), so the CPU cannot overlap
+                        // the cache misses of successive finds; independent ones it can
+                        long key = dependent ? (r.nextLong(chunks) + (acc & 1)) % chunks : r.nextLong(chunks);
+                        int f = ix.find(key * per);
+                        acc = dependent ? f : acc + f;
                         k++;
                     }
                 }
                 cpu.add(mx.getCurrentThreadCpuTime() - c0);
                 n.add(k);
-                sink.add(acc); // keeps the finds from being optimized away
+                sink.add(acc + k); // keeps the finds from being optimized away
             });
             ts.add(th);
             th.start();

@@ -133,7 +133,7 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
-        String only = "seed,floor,vs-writeboost,writeback,footprint";
+        String only = "seed,seed-nbd,floor,bookkeeping,vs-writeboost,writeback,footprint";
         for (String a : args) {
             if (a.startsWith("--only=")) {
                 only = a.substring("--only=".length());
@@ -143,8 +143,14 @@ public final class WritecacheBench {
         if (parts.contains("seed")) {
             seedTable(quick);
         }
+        if (parts.contains("seed-nbd")) {
+            SeedNbd.run(quick);
+        }
         if (parts.contains("floor")) {
             Floor.run(quick);
+        }
+        if (parts.contains("bookkeeping")) {
+            dev.strata.cache.writecache.internal.io.Bookkeeping.run(quick, THREADS);
         }
         if (parts.contains("vs-writeboost")) {
             VsWriteboost.run(quick);
@@ -171,7 +177,7 @@ public final class WritecacheBench {
         BlockDevice cache = memory(cacheBytes);
         prefill(backing);
         prefill(cache);
-        System.out.printf(Locale.ROOT, "%n## Performance 1: the seed table%n%nwritecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
+        System.out.printf(Locale.ROOT, "%n## Performance 1: the seed table, in process (the in-process equivalent of fio)%n%nwritecache seed table (in process, %d threads, %s runs, region %d MiB, block_size=512)%n%n",
                 THREADS, quick ? "1 s" : "3 s", region / MIB);
         System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s"
                 + " | contiguous / per block | CPU ms/MiB device, contiguous, per block | CPU device / contiguous |");

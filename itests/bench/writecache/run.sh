@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # In-process writecache benchmarks of issue 11 (not tests). Usage:
-#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,floor,vs-writeboost,writeback,footprint]
+#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,vs-writeboost,writeback,footprint]
 # Builds the bundles it needs if their jars are missing, or always with --rebuild
 # (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
 # compiles the *.java here against them and prints markdown tables from one run:
-#   seed          Performance 1: the seed's table, contiguous vs one I/O per block vs the cache device
-#                 (a `memory` cache device, then a `file` one in /var/tmp, -Dbench.dir=… via BENCH_JAVA_OPTS)
+#   seed          Performance 1: the seed's table in process (32 threads), contiguous vs one I/O per block vs
+#                 the cache device (a `memory` cache device, then a `file` one in /var/tmp, -Dbench.dir=… via BENCH_JAVA_OPTS)
+#   seed-nbd      Performance 1: the seed's table as the issue states it, fio --ioengine=nbd --rw=randwrite
+#                 --iodepth=32 --direct=1 against this JVM's NBD server (memory device, writecache contiguous,
+#                 one I/O per block)
 #   floor         Performance 1's floor: thread CPU per 4 KiB overwrite of writecache, the memory device
 #                 alone and the index walk alone (steady state, every block written once first)
+#   bookkeeping   Performance 1's floor part by part: thread CPU ns per op of each piece of an in-place
+#                 write's bookkeeping (latency record striped and, for comparison, one ConcurrentHistogram;
+#                 busy meter, counter, gate, in-flight registry), 1 thread and 32
 #   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
 #   writeback     Performance 3: writeback to spindle, sorted + merged vs age order (model time)
 #   footprint     Performance 4: heap per slot, open of a full 4 GiB cache
@@ -23,7 +29,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick|--only=*) ARGS+=("$1"); shift ;;
         --rebuild) REBUILD=1; shift ;;
-        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,floor,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
 MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory

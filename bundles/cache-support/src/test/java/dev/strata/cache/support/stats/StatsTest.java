@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
 class StatsTest {
@@ -107,5 +108,115 @@ class StatsTest {
         assertEquals(0, r.perSecond());
         r.add(500);
         assertEquals(125, r.perSecond(), "a fresh count after idling, spread over the window");
+    }
+
+    /** Runs {@code body(t)} on {@code threads} threads started together; fails if any throws. */
+    private static void concurrently(int threads, java.util.function.IntConsumer body) throws Exception {
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> fs = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                fs.add(pool.submit(() -> {
+                    start.await();
+                    body.accept(id);
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : fs) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void stripedLatenciesAddUpToOneHistogramOfAllRecordsUnderConcurrentWriters() throws Exception {
+        LatencyRecorder r = new LatencyRecorder("write", new ManualClock());
+        int threads = 3 * LatencyRecorder.STRIPES; // more threads than stripes: stripes are shared
+        int each = 20_000;
+        // each thread its own spread of values, so that a lost or misplaced record moves a percentile
+        concurrently(threads, t -> {
+            java.util.Random rnd = new java.util.Random(t);
+            for (int i = 0; i < each; i++) {
+                r.recordMicros(t * 7L + (rnd.nextInt(100) == 0 ? 40_000 + rnd.nextInt(10_000) : rnd.nextInt(300)));
+            }
+        });
+        Histogram reference = new Histogram(3_600_000_000L, 2);
+        for (int t = 0; t < threads; t++) {
+            java.util.Random rnd = new java.util.Random(t);
+            for (int i = 0; i < each; i++) {
+                reference.recordValue(t * 7L + (rnd.nextInt(100) == 0 ? 40_000 + rnd.nextInt(10_000) : rnd.nextInt(300)));
+            }
+        }
+        assertEquals((long) threads * each, r.count());
+        Map<String, String> m = new LinkedHashMap<>();
+        r.render(m);
+        assertEquals(List.of("write_latency_us_p50", "write_latency_us_p99", "write_latency_us_p999"),
+                List.copyOf(m.keySet()));
+        assertEquals(Long.toString(reference.getValueAtPercentile(50)), m.get("write_latency_us_p50"));
+        assertEquals(Long.toString(reference.getValueAtPercentile(99)), m.get("write_latency_us_p99"));
+        assertEquals(Long.toString(reference.getValueAtPercentile(99.9)), m.get("write_latency_us_p999"));
+        assertEquals(reference.getValueAtPercentile(99.9), r.percentile(99.9));
+        assertTrue(reference.getValueAtPercentile(99.9) > 40_000, "the tail is in the figures");
+    }
+
+    @Test
+    void latenciesReadWhileWritersRecordNeverGoBackwards() throws Exception {
+        LatencyRecorder r = new LatencyRecorder("read", new ManualClock());
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<String> wrong = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            Map<String, String> m = new LinkedHashMap<>();
+            long seen = 0;
+            while (!done.get()) {
+                long c = r.count();
+                if (c < seen) {
+                    wrong.compareAndSet(null, "count went back from " + seen + " to " + c);
+                }
+                seen = c;
+                r.render(m);
+                long p50 = Long.parseLong(m.get("read_latency_us_p50"));
+                if (c > 0 && (p50 < 10 || p50 > 17)) {
+                    wrong.compareAndSet(null, "p50 " + p50 + " outside the values recorded");
+                }
+            }
+        });
+        reader.start();
+        concurrently(8, t -> {
+            for (int i = 0; i < 50_000; i++) {
+                r.recordMicros(10 + t);
+            }
+        });
+        done.set(true);
+        reader.join();
+        assertEquals(null, wrong.get());
+        assertEquals(400_000, r.count());
+        assertEquals(17, r.percentile(100), "the largest value recorded (exact below 256 at 2 digits)");
+    }
+
+    @Test
+    void countersAndTheBusyMetersOpsAddUpUnderConcurrentWriters() throws Exception {
+        ManualClock clock = new ManualClock();
+        Counters c = new Counters();
+        Counters.Counter writes = c.counter("writes");
+        Counters.Counter hits = c.counter("write_hits");
+        BusyMeter busy = new BusyMeter(clock);
+        int threads = 16;
+        int each = 50_000;
+        concurrently(threads, t -> {
+            for (int i = 0; i < each; i++) {
+                writes.add(2);
+                hits.increment();
+                busy.op(clock.nanoTime());
+            }
+        });
+        Map<String, String> m = new LinkedHashMap<>();
+        c.render(m);
+        assertEquals(Map.of("writes", Long.toString(2L * threads * each), "write_hits", Long.toString((long) threads * each)), m);
+        clock.advance(1, TimeUnit.SECONDS);
+        assertEquals((long) threads * each, busy.sample()[1], "every op counted once (the meter's first sample spans one second)");
     }
 }

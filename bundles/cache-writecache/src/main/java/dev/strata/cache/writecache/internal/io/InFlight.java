@@ -245,7 +245,8 @@ final class InFlight {
 
     /** Runs (if nobody has) and waits for {@code e}'s write (its writer's own wait); its failure is rethrown as it was. */
     void await(Entry e) throws IOException {
-        awaitOne(e, e.ticket());
+        // the writer's own entry: only its writer registers it again, so its ticket needs no monitor here
+        awaitOne(e, e.ticket);
     }
 
     /** As {@link #await(Entry)} for the write {@code e} had as {@code ticket} (done if it has moved on since). */
@@ -285,6 +286,10 @@ final class InFlight {
                 recycle(e);
                 return;
             }
+            if (f != null) {
+                rethrow(f);
+            }
+            return; // this thread ran it to the end: nothing to wait for
         }
         Throwable f;
         synchronized (e) {

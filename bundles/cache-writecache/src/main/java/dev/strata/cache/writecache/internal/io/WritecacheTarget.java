@@ -134,8 +134,8 @@ public final class WritecacheTarget implements CacheTarget {
         failure.check();
         // every foreground request counts for the controllers' idle time and request rate
         // (CacheLoad.idleMillis), not only those that reach the backing device
-        counters.busy.op();
         long started = counters.readLatency.start();
+        counters.busy.op(started); // the same clock read: one less per request
         ReadPieces pieces = readPieces.get();
         pieces.count = 0;
         int base = dst.position();
@@ -201,8 +201,8 @@ public final class WritecacheTarget implements CacheTarget {
             return;
         }
         failure.check();
-        counters.busy.op();
         long started = counters.writeLatency.start();
+        counters.busy.op(started); // the same clock read: one less per request
         boolean around = goAround;
         List<InFlight.Entry> fuaWrites = (flags & FUA) != 0 ? new ArrayList<>() : null;
         try {

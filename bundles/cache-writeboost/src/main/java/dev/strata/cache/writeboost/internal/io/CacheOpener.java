@@ -100,8 +100,8 @@ final class CacheOpener {
      * exactly 1 GiB holds 1,023). More buffers let each
      * of the two log writes in flight cover more (up to a quarter of the buffers: 4 MiB at
      * 16), so a 1 MiB stream of 4 KiB writes costs fewer syscalls, completions and wake-ups:
-     * in the in-process bench the daemons' CPU per 4 KiB write fell by a quarter and the
-     * writers' by a tenth (docs/benchmarks.md, "Fourth pass"). Small caches keep 4, so that
+     * in the in-process bench the daemons' CPU per 4 KiB write fell by a third and the
+     * writers' by a sixth (docs/benchmarks.md, "Fourth pass"). Small caches keep 4, so that
      * the buffers stay a small part of the log (the log counts as nearly full at 2 ×
      * buffers free segments).
      */

@@ -97,10 +97,10 @@ final class CacheOpener {
     /**
      * The log buffers of a cache of {@code segments} 1 MiB segments when none are asked for:
      * 4 below 512 MiB, 8 from 512 MiB, 16 from 1 GiB (500 and 1,000 segments: a device of
-     * exactly 1 GiB holds 1,023). More buffers let each
-     * of the two log writes in flight cover more (up to a quarter of the buffers: 4 MiB at
-     * 16), so a 1 MiB stream of 4 KiB writes costs fewer syscalls, completions and wake-ups:
-     * in the in-process bench the daemons' CPU per 4 KiB write fell by a third and the
+     * exactly 1 GiB holds 1,023). More buffers let each of the two log writes in flight cover
+     * more when sealed segments queue up (up to a quarter of the buffers: 4 MiB at 16), so
+     * writes faster than the cache device cost fewer syscalls, completions and wake-ups per
+     * MiB: in the in-process bench the daemons' CPU per 4 KiB write fell by a third and the
      * writers' by a sixth (docs/benchmarks.md, "Fourth pass"). Small caches keep 4, so that
      * the buffers stay a small part of the log (the log counts as nearly full at 2 ×
      * buffers free segments).

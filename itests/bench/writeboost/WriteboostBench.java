@@ -108,11 +108,19 @@ public final class WriteboostBench {
         }
 
         @Override
-        public synchronized void write(long off, ByteBuffer src, int flags) throws IOException {
+        public void write(long off, ByteBuffer src, int flags) throws IOException {
+            // aligned writes run concurrently, as in the `direct` driver (whose locks only order
+            // overlapping requests): a monitor here held writeboost's two flushers to one log
+            // write in flight, and every earlier in-process figure with it
             if (aligned(off, src)) {
                 super.write(off, src, flags);
                 return;
             }
+            bounced(off, src, flags);
+        }
+
+        /** An unaligned write: read, merge and write its aligned cover, one at a time (a read-modify-write). */
+        private synchronized void bounced(long off, ByteBuffer src, int flags) throws IOException {
             long a = off & -4096L;
             long e = (off + src.remaining() + 4095) & -4096L;
             ByteBuffer bb = bounce(a, e);
@@ -226,6 +234,51 @@ public final class WriteboostBench {
         slow.close();
     }
 
+    /**
+     * CPU nanoseconds so far of each live thread of this JVM, by thread (tid and name), from
+     * /proc/self/task/N/schedstat (Linux; the JIT compiler and GC threads are not visible to
+     * ThreadMXBean). Empty where /proc is not there.
+     */
+    static java.util.Map<String, Long> threadCpu() {
+        java.util.Map<String, Long> m = new java.util.HashMap<>();
+        try (var s = Files.list(Path.of("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) s::iterator) {
+                try {
+                    String comm = Files.readString(t.resolve("comm")).trim();
+                    long ns = Long.parseLong(Files.readString(t.resolve("schedstat")).trim().split(" ")[0]);
+                    m.put(t.getFileName() + " " + comm, ns);
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException noProc) {
+            // not Linux: no split
+        }
+        return m;
+    }
+
+    /** Prints the CPU of a round per 4 KiB write, split by thread kind (writers, writeboost's daemons, JIT, GC, the rest). */
+    static void cpuSplit(java.util.Map<String, Long> before, java.util.Map<String, Long> after, long writes) {
+        if (after.isEmpty()) {
+            return;
+        }
+        String[] kinds = {"writers", "writeboost daemons", "JIT", "GC", "other"};
+        double[] us = new double[kinds.length];
+        for (var e : after.entrySet()) {
+            String name = e.getKey().substring(e.getKey().indexOf(' ') + 1);
+            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            int k = name.startsWith("pool-") ? 0 : name.startsWith("strata-writeboo") ? 1
+                    : name.startsWith("C1 Comp") || name.startsWith("C2 Comp") ? 2
+                    : name.startsWith("GC ") || name.startsWith("G1 ") ? 3 : 4;
+            us[k] += d / 1e3 / writes;
+        }
+        StringBuilder b = new StringBuilder();
+        for (int k = 0; k < kinds.length; k++) {
+            b.append(k == 0 ? "" : ", ").append(kinds[k]).append(' ').append(String.format(Locale.ROOT, "%.2f", us[k]));
+        }
+        line("  CPU per 4 KiB write (us), by threads", b.toString(), "-", "-", "-");
+    }
+
     /** CPU time of this JVM so far (all threads, user and system). */
     static long cpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
@@ -282,6 +335,7 @@ public final class WriteboostBench {
         int threads = 8;
         long perThread = total / threads / 4096;
         ExecutorService ex = Executors.newFixedThreadPool(threads);
+        java.util.Map<String, Long> cpu0 = threadCpu();
         long t0 = System.nanoTime();
         Future<?>[] f = new Future<?>[threads];
         for (int t = 0; t < threads; t++) {
@@ -303,6 +357,9 @@ public final class WriteboostBench {
         }
         wb.flush();
         double rnd = perThread * threads * 4096.0 / seconds(t0) / MIB;
+        if (heapPerBlock != null) {
+            cpuSplit(cpu0, threadCpu(), perThread * threads);
+        }
         ex.shutdown();
         if (heapPerBlock != null) {
             heapPerBlock[0] = (double) wb.indexHeapBytes() / Math.max(1, wb.cachedBlocks());

@@ -55,8 +55,11 @@ public final class WriteboostCache implements CacheTarget {
         /** Flusher threads by default: two log writes in flight (see {@link Flusher}). */
         public static final int FLUSHERS = 2;
 
+        /** {@code buffers} chosen by the cache's size at open ({@code CacheOpener.autoBuffers}). */
+        public static final int AUTO_BUFFERS = 0;
+
         public static Options defaults() {
-            return new Options(Clock.SYSTEM, 4, true, true, true, true, true, FLUSHERS);
+            return new Options(Clock.SYSTEM, AUTO_BUFFERS, true, true, true, true, true, FLUSHERS);
         }
 
         public Options withBuffers(int n) {
@@ -276,6 +279,11 @@ public final class WriteboostCache implements CacheTarget {
         } finally {
             log.lock.unlock();
         }
+    }
+
+    /** The number of log buffers (a seam for tests). */
+    int buffers() {
+        return log.nb;
     }
 
     /** The daemons' wake-up counter: one per signal of the log's condition (a seam for tests). */

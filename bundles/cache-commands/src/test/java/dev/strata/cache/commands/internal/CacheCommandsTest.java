@@ -32,6 +32,7 @@ import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Job;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -356,6 +357,29 @@ class CacheCommandsTest {
         verify(false); // nothing lost: every block reads back
         assertTrue(run("cache:writeback wb").startsWith("wb: clean"));
         verify(true);
+    }
+
+    @Test
+    void aWritebackInterruptedDuringABatchsIoIsReportedAsACancel() throws Exception {
+        // writecache's batch I/O runs in the command's thread: Ctrl-C there fails the write with
+        // InterruptedIOException (a file channel: ClosedByInterruptException), not InterruptedException
+        start(Subject.MEMCACHE);
+        ((MemCache) cache()).interruptsAsIoErrors = true;
+        writeDirty();
+        String report = interruptMidway("cache:writeback wb", new ByteArrayOutputStream());
+        checkCancelled(report, "writeback");
+        slow.open();
+        verify(false);
+        assertTrue(run("cache:writeback wb").startsWith("wb: clean"));
+        verify(true);
+    }
+
+    @Test
+    void onlyInterruptsCountAsCancels() {
+        assertTrue(CacheOps.byInterrupt(new java.io.IOException("x", new java.nio.channels.ClosedByInterruptException())));
+        assertTrue(CacheOps.byInterrupt(new java.io.InterruptedIOException("at the gate")));
+        assertFalse(CacheOps.byInterrupt(new java.net.SocketTimeoutException("remote timed out")));
+        assertFalse(CacheOps.byInterrupt(new java.io.IOException("disk error")));
     }
 
     // ---- cache:detach

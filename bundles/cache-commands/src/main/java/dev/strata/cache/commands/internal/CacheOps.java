@@ -212,7 +212,15 @@ final class CacheOps {
                     return null;
                 });
             } catch (IOException | RuntimeException e) {
-                throw failure(device, e, restoreAfter(device, prep.old()));
+                // Ctrl-C reaches the thread in the swap too: the restore must not run with the
+                // interrupt set (its own call would be refused, leaving the clean mode), and the line
+                // must be printed, as Gogo drops an interrupted command's result
+                boolean interrupted = Thread.interrupted() | byInterrupt(e);
+                String restored = restoreAfter(device, prep.old());
+                if (interrupted) {
+                    throw cancelled(out, device, "detach", Render.cancelled(device, "detach", prep.writtenBack(), 0) + restored);
+                }
+                throw failure(device, e, restored);
             }
         }
         if (prep.collapse()) {

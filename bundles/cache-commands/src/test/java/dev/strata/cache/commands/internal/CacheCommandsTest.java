@@ -454,6 +454,29 @@ class CacheCommandsTest {
         verify(true); // written back before the reload was tried
     }
 
+    @ParameterizedTest
+    @EnumSource(Subject.class)
+    void detachInterruptedInItsSwapRestoresTheModeAndSaysSo(Subject subject) throws Exception {
+        // Ctrl-C during the reload: the restore ran with the interrupt set, was refused, and left
+        // the cache in its clean mode
+        start(subject);
+        writeDirty();
+        manager.failNextReload = new java.io.InterruptedIOException("reload interrupted by the test");
+        manager.interruptWithNextFailure = true;
+        try {
+            session.execute("cache:detach wb");
+            fail("the detach should be cancelled");
+        } catch (InterruptedException e) {
+            assertEquals("wb: detach cancelled", e.getMessage());
+        }
+        assertFalse(Thread.currentThread().isInterrupted(), "the interrupt was handled");
+        assertTrue(output().contains("wb: detach cancelled: 600 of 600 blocks written back, 0 still dirty; the cache stays attached, mode writeback"),
+                output());
+        assertEquals(CacheMode.WRITEBACK, cache().mode());
+        assertEquals(subject.type, manager.info("wb").orElseThrow().type());
+        verify(true);
+    }
+
     // ---- cache:mode
 
     @ParameterizedTest

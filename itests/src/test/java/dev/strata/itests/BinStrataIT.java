@@ -177,6 +177,17 @@ public class BinStrataIT {
     }
 
     @Test
+    public void theConsolesFeatureListShowsTheShippedRuntimeInstalled() {
+        // the console never starts gogo.shell (strata.start.never.interactive): feature:list said
+        // strata-runtime was "partly installed" on the shipped distribution
+        Distribution d = Distribution.copy("bin-features");
+        Distribution.Result r = d.runWithInput("feature:list\nexit\n", "--no-default-stack");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("strata-runtime\\s+installed\\s+.*")));
+        assertFalse(r.toString(), r.out().contains("partly installed"));
+    }
+
+    @Test
     public void aCfgDeletedWhileStrataIsStoppedDoesNotComeBack() throws Exception {
         Distribution d = Distribution.copy("bin-cfg-gone");
         Path gone = d.home.resolve("deploy/dev.strata.device-gone0.cfg");

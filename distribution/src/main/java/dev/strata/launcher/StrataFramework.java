@@ -105,6 +105,7 @@ final class StrataFramework {
                 props.put(Constants.FRAMEWORK_BEGINNING_STARTLEVEL, Integer.toString(shellStartLevel - 1));
             }
         }
+        adoptDeployFiles(props);
         if (options.noDefaultStack) {
             List<String> names = config.list("strata.default.stack");
             if (!names.isEmpty()) {
@@ -168,6 +169,24 @@ final class StrataFramework {
             homeLock = lock;
         } catch (IOException e) {
             throw new Main.StartupException("cannot lock " + lockFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A copied or moved distribution: its stored configurations must name its own deploy/ files. */
+    private void adoptDeployFiles(Map<String, String> props) throws Main.StartupException {
+        String cm = props.get("felix.cm.dir");
+        String deploy = props.get("felix.fileinstall.dir");
+        if (cm == null || deploy == null || deploy.contains(",")) {
+            return;
+        }
+        try {
+            List<Path> before = DeployOwnership.adopt(home.resolve(cm), home.resolve(deploy.trim()));
+            for (Path dir : before) {
+                err.println("strata: the stored device definitions named files in " + dir
+                        + " (a copied or moved distribution); they now name those in " + home.resolve(deploy.trim()));
+            }
+        } catch (IOException e) {
+            throw new Main.StartupException("cannot read the stored configurations in " + cm + ": " + e.getMessage(), e);
         }
     }
 

@@ -154,6 +154,40 @@ public class BinStrataIT {
     }
 
     @Test
+    public void aCopyOfADistributionThatRanWritesItsOwnDeployFilesNotTheOriginals() throws Exception {
+        // the stored configurations name the deploy/ file each came from by its absolute path; a
+        // copy (cp -r, with var/) wrote its changes into the original's file, which the original
+        // then applied to its own device
+        Distribution a = Distribution.copy("bin-copy-a");
+        Path aCfg = a.home.resolve("deploy/dev.strata.device-m0.cfg");
+        Files.writeString(aCfg, "name=m0\ntype=memory\narg.size=1M\n");
+        Distribution.Result first = a.run("--no-default-stack", "-c", "dev:list");
+        assertEquals(first.toString(), 0, first.exit());
+        String original = Files.readString(aCfg); // with the identity the first start stamped in
+        Distribution b = a.copyWithState("bin-copy-b");
+        Distribution.Result changed = b.run("--no-default-stack", "-c", "dev:reload m0 memory size=2M; dev:list");
+        assertEquals(changed.toString(), 0, changed.exit());
+        assertTrue(changed.toString(), changed.err().contains("a copied or moved distribution"));
+        assertTrue("the copy's own file records its change: " + changed,
+                Files.readString(b.home.resolve("deploy/dev.strata.device-m0.cfg")).matches("(?s).*arg.size\\s*=\\s*2M.*"));
+        assertEquals("the original's file is untouched", original, Files.readString(aCfg));
+        Distribution.Result again = a.run("--no-default-stack", "-c", "dev:list");
+        assertTrue(again.toString(), again.out().lines().anyMatch(l -> l.startsWith("m0") && l.contains("1.0 MiB")));
+        assertTrue("a later start of the copy says nothing more: " + changed, b.run("--no-default-stack", "-c", "dev:list").errLines().isEmpty());
+    }
+
+    @Test
+    public void theConsolesFeatureListShowsTheShippedRuntimeInstalled() {
+        // the console never starts gogo.shell (strata.start.never.interactive): feature:list said
+        // strata-runtime was "partly installed" on the shipped distribution
+        Distribution d = Distribution.copy("bin-features");
+        Distribution.Result r = d.runWithInput("feature:list\nexit\n", "--no-default-stack");
+        assertEquals(r.toString(), 0, r.exit());
+        assertTrue(r.toString(), r.out().lines().anyMatch(l -> l.matches("strata-runtime\\s+installed\\s+.*")));
+        assertFalse(r.toString(), r.out().contains("partly installed"));
+    }
+
+    @Test
     public void aCfgDeletedWhileStrataIsStoppedDoesNotComeBack() throws Exception {
         Distribution d = Distribution.copy("bin-cfg-gone");
         Path gone = d.home.resolve("deploy/dev.strata.device-gone0.cfg");

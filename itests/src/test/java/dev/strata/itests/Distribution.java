@@ -57,6 +57,24 @@ final class Distribution {
         return new Distribution(target);
     }
 
+    /** Copies this distribution, var/ included (as {@code cp -r} would), to target/itest-work/NAME/strata. */
+    Distribution copyWithState(String name) {
+        Path target = StrataOptions.workDir(name).resolve("strata");
+        try (Stream<Path> s = Files.walk(home)) {
+            for (Path p : s.toList()) {
+                Path t = target.resolve(home.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(t);
+                } else {
+                    Files.copy(p, t, StandardCopyOption.COPY_ATTRIBUTES, StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new Distribution(target);
+    }
+
     /**
      * Moves the default stack's export (127.0.0.1:10809) to {@code port}: 10809 may be anyone's
      * on a shared machine.

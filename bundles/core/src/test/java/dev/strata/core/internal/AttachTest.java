@@ -81,6 +81,20 @@ class AttachTest extends ManagerFixture {
     }
 
     @Test
+    void formatTrueIsForTheAttachsOwnBuildOnly() throws Exception {
+        // kept, a later start would format a cache whose superblock got damaged, dirty blocks and all
+        DeviceHandle h = base();
+        m.attach("disk0", "tcache", args("cache", "cache0", "format", "true"), null);
+        assertEquals(Map.of("backing", "disk0.tfile", "cache", "cache0"), m.info("disk0").orElseThrow().arguments());
+        assertEquals(Map.of("backing", "disk0.tfile", "cache", "cache0"), store.snapshot().values().stream()
+                .filter(d -> d.name().equals("disk0")).findFirst().orElseThrow().arguments(), "stored without it");
+        h.close();
+        restart();
+        assertEquals(Map.of("backing", "disk0.tfile", "cache", "cache0"), m.info("disk0").orElseThrow().arguments());
+        assertEquals("tcache", m.info("disk0").orElseThrow().type());
+    }
+
+    @Test
     void holdersAboveKeepWorkingAndStackedCachesBuildAStack() throws Exception {
         DeviceHandle h = base();
         VerifiedIo io = io(h).start(pool);

@@ -30,7 +30,7 @@ import dev.strata.api.TargetFactory;
  * adopts a tcache over the same devices.
  */
 public final class CacheTestTarget implements CacheTarget {
-    static final Set<String> KEYS = Set.of("backing", "cache", "threshold");
+    static final Set<String> KEYS = Set.of("backing", "cache", "threshold", "format");
 
     public static final class Factory implements TargetFactory {
         final AtomicInteger closes = new AtomicInteger();

@@ -82,6 +82,7 @@ public final class Main {
             if (json && !cmd.equals("dump")) {
                 throw new BadInput("--json goes with dump only; " + USAGE);
             }
+            inUse(cmd, pos, err);
             BlockDevice cache = openFile(pos.get(1), "cache", open);
             if (cmd.equals("repair") && pos.size() == 3) {
                 long given = openFile(pos.get(2), "backing", open).size();
@@ -131,6 +132,32 @@ public final class Main {
                     err.println("strata-tool: closing a device failed: " + e.getMessage());
                 }
             }
+        }
+    }
+
+    /**
+     * A device file another process has open: repair and writeback refuse (they would write under
+     * a running target, see {@link OpenFiles}); check and dump read on, saying the picture may move.
+     */
+    private static void inUse(String cmd, List<String> pos, PrintStream err) throws BadInput {
+        boolean writes = cmd.equals("repair") || cmd.equals("writeback");
+        for (int i = 1; i < pos.size(); i++) {
+            String role = i == 1 ? "cache" : "backing";
+            Path p = Path.of(pos.get(i));
+            if (!Files.isRegularFile(p)) {
+                continue; // openFile says what is wrong with it
+            }
+            java.util.Optional<String> holder = OpenFiles.holder(p);
+            if (holder.isEmpty()) {
+                continue;
+            }
+            if (writes) {
+                throw new BadInput("the " + role + " device file '" + pos.get(i) + "' is open in " + holder.get()
+                        + "; stop it, or dev:remove the device using the file, first (" + cmd
+                        + " would write under a running target); nothing was written");
+            }
+            err.println("strata-tool: warning: the " + role + " device file '" + pos.get(i) + "' is open in "
+                    + holder.get() + "; what " + cmd + " reads may change while it reads");
         }
     }
 

@@ -89,6 +89,38 @@ class MainTest {
     }
 
     @Test
+    void aDeviceFileAnotherProcessHasOpenIsNotWrittenUnder() throws Exception {
+        // a running Strata keeps its cache's log and record in memory: a writeback or repair under
+        // it could write stale blocks to the backing device and have its record overwritten
+        Images.Pair p = Images.make(new WritecacheFormat(), 3, 40, false, dev.strata.testsupport.crash.CrashMode.DROP_ALL);
+        Path cache = dir.resolve("cache.img");
+        Path backing = dir.resolve("backing.img");
+        Files.write(cache, p.cache());
+        Files.write(backing, p.backing());
+        Process holder = new ProcessBuilder("sleep", "600").redirectInput(cache.toFile()).start();
+        try {
+            Path fd0 = Path.of("/proc", Long.toString(holder.pid()), "fd", "0");
+            assertTrue(Files.isSameFile(fd0, cache), "the other process has the cache file open");
+            for (String[] c : new String[][] {{"writeback", cache.toString(), backing.toString()}, {"repair", cache.toString()}}) {
+                Out o = main(c);
+                assertEquals(2, o.status(), o.out() + o.err());
+                assertEquals(1, o.err().lines().count(), o.err());
+                assertTrue(o.err().contains("is open in process " + holder.pid() + " (sleep)"), o.err());
+                assertTrue(o.err().endsWith("nothing was written" + System.lineSeparator()), o.err());
+            }
+            assertTrue(java.util.Arrays.equals(p.cache(), Files.readAllBytes(cache)), "the cache file is untouched");
+            assertTrue(java.util.Arrays.equals(p.backing(), Files.readAllBytes(backing)), "the backing file is untouched");
+            Out check = main("check", cache.toString());
+            assertEquals(0, check.status(), "check reads on: " + check.err());
+            assertTrue(check.err().startsWith("strata-tool: warning: the cache device file"), check.err());
+        } finally {
+            holder.destroyForcibly().waitFor();
+        }
+        Out wb = main("writeback", cache.toString(), backing.toString());
+        assertEquals(0, wb.status(), "once it is closed: " + wb.out() + wb.err());
+    }
+
+    @Test
     void badInputIsOneLineAndExitTwo() throws Exception {
         Path zeros = dir.resolve("zeros.img");
         Files.write(zeros, new byte[1 << 20]);

@@ -1,7 +1,10 @@
 package dev.strata.cache.commands.internal;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.PrintStream;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -86,7 +89,7 @@ final class CacheOps {
                 return Render.clean(device, 0, 0);
             }
             try {
-                t.writebackAll(p);
+                writebackAll(t, p);
             } catch (InterruptedException e) {
                 p.end();
                 p.settle(t.dirtyBlocks());
@@ -209,7 +212,15 @@ final class CacheOps {
                     return null;
                 });
             } catch (IOException | RuntimeException e) {
-                throw failure(device, e, restoreAfter(device, prep.old()));
+                // Ctrl-C reaches the thread in the swap too: the restore must not run with the
+                // interrupt set (its own call would be refused, leaving the clean mode), and the line
+                // must be printed, as Gogo drops an interrupted command's result
+                boolean interrupted = Thread.interrupted() | byInterrupt(e);
+                String restored = restoreAfter(device, prep.old());
+                if (interrupted) {
+                    throw cancelled(out, device, "detach", Render.cancelled(device, "detach", prep.writtenBack(), 0) + restored);
+                }
+                throw failure(device, e, restored);
             }
         }
         if (prep.collapse()) {
@@ -341,7 +352,42 @@ final class CacheOps {
             return; // already clean: no wait, no progress line
         }
         p.nextCall();
-        t.writebackAll(p);
+        writebackAll(t, p);
+    }
+
+    /**
+     * {@link CacheTarget#writebackAll}, with an interrupt that reached the target during a batch's
+     * I/O reported as what it is, a cancel. A target checks for the interrupt between batches and
+     * throws InterruptedException; but Ctrl-C may land while a batch reads or writes, and then the
+     * driver underneath throws an I/O error (InterruptedIOException from a sleeping device,
+     * ClosedByInterruptException from a file channel). Nothing is lost either way (the batch stays
+     * dirty), and the user must read "cancelled" with how far it got, not "writeback failed".
+     */
+    static void writebackAll(CacheTarget t, CacheTarget.WritebackProgress p) throws IOException, InterruptedException {
+        try {
+            t.writebackAll(p);
+        } catch (IOException e) {
+            if (!byInterrupt(e)) {
+                throw e;
+            }
+            InterruptedException cancel = new InterruptedException("writeback interrupted during a batch's I/O");
+            cancel.initCause(e);
+            throw cancel;
+        }
+    }
+
+    /** An I/O error that an interrupt of the calling thread caused (a timeout is not one). */
+    static boolean byInterrupt(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof ClosedByInterruptException
+                    || (c instanceof InterruptedIOException && !(c instanceof SocketTimeoutException))) {
+                return true;
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return false;
     }
 
     /**

@@ -120,7 +120,17 @@ final class SwitchOp {
                 }
                 writtenBack += ops.call(device, t -> redrain(device, t, out));
             } catch (IOException | RuntimeException e) {
-                throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+                // Ctrl-C reaches the thread in the swap too (only --cancel is refused there): while
+                // the new target was built, e.g. formatting its cache device. The interrupt must be
+                // cleared first, or the restore's own call would be refused and the old target left
+                // in its clean mode; and the line must be printed, as Gogo drops an interrupted result
+                boolean interrupted = Thread.interrupted() | CacheOps.byInterrupt(e);
+                boolean before = stillOld(device);
+                String restored = before ? restore(device, drained) : "";
+                if (interrupted && before) {
+                    throw CacheOps.cancelled(out, device, verb, Render.cancelled(device, verb, writtenBack, 0) + restored);
+                }
+                throw CacheOps.failure(device, e, restored);
             }
         }
         return new Result(old, args, writtenBack, adopted, manager.status(device).get("last_swap_pause_us"));

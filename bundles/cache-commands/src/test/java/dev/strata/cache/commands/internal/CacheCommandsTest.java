@@ -32,6 +32,7 @@ import org.apache.felix.gogo.runtime.threadio.ThreadIOImpl;
 import org.apache.felix.service.command.CommandSession;
 import org.apache.felix.service.command.Job;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -358,6 +359,29 @@ class CacheCommandsTest {
         verify(true);
     }
 
+    @Test
+    void aWritebackInterruptedDuringABatchsIoIsReportedAsACancel() throws Exception {
+        // writecache's batch I/O runs in the command's thread: Ctrl-C there fails the write with
+        // InterruptedIOException (a file channel: ClosedByInterruptException), not InterruptedException
+        start(Subject.MEMCACHE);
+        ((MemCache) cache()).interruptsAsIoErrors = true;
+        writeDirty();
+        String report = interruptMidway("cache:writeback wb", new ByteArrayOutputStream());
+        checkCancelled(report, "writeback");
+        slow.open();
+        verify(false);
+        assertTrue(run("cache:writeback wb").startsWith("wb: clean"));
+        verify(true);
+    }
+
+    @Test
+    void onlyInterruptsCountAsCancels() {
+        assertTrue(CacheOps.byInterrupt(new java.io.IOException("x", new java.nio.channels.ClosedByInterruptException())));
+        assertTrue(CacheOps.byInterrupt(new java.io.InterruptedIOException("at the gate")));
+        assertFalse(CacheOps.byInterrupt(new java.net.SocketTimeoutException("remote timed out")));
+        assertFalse(CacheOps.byInterrupt(new java.io.IOException("disk error")));
+    }
+
     // ---- cache:detach
 
     @ParameterizedTest
@@ -428,6 +452,29 @@ class CacheCommandsTest {
         assertEquals(CacheMode.WRITEBACK, cache().mode());
         assertEquals(subject.type, manager.info("wb").orElseThrow().type());
         verify(true); // written back before the reload was tried
+    }
+
+    @ParameterizedTest
+    @EnumSource(Subject.class)
+    void detachInterruptedInItsSwapRestoresTheModeAndSaysSo(Subject subject) throws Exception {
+        // Ctrl-C during the reload: the restore ran with the interrupt set, was refused, and left
+        // the cache in its clean mode
+        start(subject);
+        writeDirty();
+        manager.failNextReload = new java.io.InterruptedIOException("reload interrupted by the test");
+        manager.interruptWithNextFailure = true;
+        try {
+            session.execute("cache:detach wb");
+            fail("the detach should be cancelled");
+        } catch (InterruptedException e) {
+            assertEquals("wb: detach cancelled", e.getMessage());
+        }
+        assertFalse(Thread.currentThread().isInterrupted(), "the interrupt was handled");
+        assertTrue(output().contains("wb: detach cancelled: 600 of 600 blocks written back, 0 still dirty; the cache stays attached, mode writeback"),
+                output());
+        assertEquals(CacheMode.WRITEBACK, cache().mode());
+        assertEquals(subject.type, manager.info("wb").orElseThrow().type());
+        verify(true);
     }
 
     // ---- cache:mode

@@ -46,6 +46,8 @@ final class FakeManager implements DeviceManager {
     final java.util.Set<String> suspended = new java.util.HashSet<>();
     /** When set, the next reload fails with this (after the checks, before anything changes). */
     volatile IOException failNextReload;
+    /** The next failed reload also leaves the caller's thread interrupted (Ctrl-C in the swap). */
+    volatile boolean interruptWithNextFailure;
     private int held;
 
     FakeManager add(String name, String type, Map<String, String> arguments, Target target) {
@@ -129,6 +131,10 @@ final class FakeManager implements DeviceManager {
         IOException fail = failNextReload;
         if (fail != null) {
             failNextReload = null;
+            if (interruptWithNextFailure) {
+                interruptWithNextFailure = false;
+                Thread.currentThread().interrupt(); // as Ctrl-C during the swap leaves it
+            }
             throw fail;
         }
         d.target.close();

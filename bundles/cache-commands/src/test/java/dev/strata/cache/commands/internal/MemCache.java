@@ -49,6 +49,12 @@ final class MemCache implements CacheTarget {
     private long writtenBack;
     private int writebackPercent = 10;
 
+    /**
+     * Whether an interrupt during a batch's write surfaces as the device's I/O error, as it does
+     * from writecache (the commands must still report a cancel), instead of InterruptedException.
+     */
+    volatile boolean interruptsAsIoErrors;
+
     MemCache(String name, BlockDevice origin, long capacityBlocks) {
         this.name = name;
         this.origin = origin;
@@ -282,6 +288,9 @@ final class MemCache implements CacheTarget {
             try {
                 origin.write(b * BS, ByteBuffer.wrap(data), 0);
             } catch (InterruptedIOException e) {
+                if (interruptsAsIoErrors) {
+                    throw e;
+                }
                 Thread.interrupted();
                 throw new InterruptedException(name + ": writeback cancelled");
             }

@@ -410,6 +410,29 @@ class SwitchCommandTest {
     }
 
     @Test
+    void ctrlCWhileTheNewCacheIsBuiltKeepsTheOldOneInItsOldMode() throws Exception {
+        // Ctrl-C reaches the thread in the swap too: here while the new writecache formats ssd2.
+        // The restore ran with the interrupt still set, was refused, and left the writeboost in
+        // writearound; the shell printed only "interrupted"
+        attachDirty();
+        GatedDevice ssd2 = s.gates.get("ssd2");
+        s.commands.switches.hook = (device, phase) -> ssd2.closeAfter(0);
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        CommandSession console1 = s.console(first);
+        Future<Object> sw = pool.submit(() -> console1.execute("cache:switch slow writecache cache=ssd2"));
+        DetachCommandTest.await("the new cache's format held at ssd2's gate",
+                () -> ssd2.waiting() > 0 && console1.foregroundJob() != null);
+        console1.foregroundJob().interrupt();
+        assertInstanceOf(InterruptedException.class, failure(sw));
+        DetachCommandTest.await("the report", () -> first.toString(StandardCharsets.UTF_8).contains("slow: switch cancelled: "));
+        console1.close();
+        ssd2.open();
+        s.commands.switches.hook = (device, phase) -> { };
+        checkStillWriteboost();
+        assertTrue(s.run("cache:switch slow writecache cache=ssd2").startsWith("slow: switched to writecache"));
+    }
+
+    @Test
     void cancelAfterTheDrain() throws Exception {
         attachDirty();
         Map<String, DeviceDefinition> stored = s.store.snapshot();

@@ -59,14 +59,27 @@ final class FeatureBundles {
         return Optional.empty();
     }
 
-    /** Fragments, and the libraries the launcher never starts (strata.start.never: gogo.jline), are up when resolved. */
+    /**
+     * Fragments, and the bundles the launcher never starts, are up when resolved: the libraries of
+     * strata.start.never (gogo.jline), and in the console (strata.console=true) those of
+     * strata.start.never.interactive (gogo.shell, which would read the terminal too; without this
+     * the console's feature:list said strata-runtime was "partly installed").
+     */
     boolean up(Bundle b) {
-        String never = context.getProperty("strata.start.never");
-        boolean library = never != null && List.of(never.split("\\s*,\\s*")).contains(b.getSymbolicName());
+        if ("true".equals(context.getProperty("strata.console")) && listed("strata.start.never.interactive", b)) {
+            // installed and never started: nothing imports it, so the framework leaves it unresolved
+            return b.getState() == Bundle.INSTALLED || b.getState() == Bundle.RESOLVED;
+        }
+        boolean library = listed("strata.start.never", b);
         if (library || (b.adapt(BundleRevision.class).getTypes() & BundleRevision.TYPE_FRAGMENT) != 0) {
             return b.getState() == Bundle.RESOLVED;
         }
         return b.getState() == Bundle.ACTIVE || b.getState() == Bundle.STARTING;
+    }
+
+    private boolean listed(String property, Bundle b) {
+        String names = context.getProperty(property);
+        return names != null && List.of(names.trim().split("\\s*,\\s*")).contains(b.getSymbolicName());
     }
 
     /**

@@ -55,6 +55,14 @@ final class Render {
                     .append(" every region written since; mirror:recover ").append(s.device()).append(' ')
                     .append(out.get(0)).append(" brings it back\n");
         }
+        String session = s.get("zk_session");
+        if (!session.isEmpty() && !session.equals("member")) {
+            // without this line an outage of the ensemble showed nothing: writes hung, the status
+            // and the log looked as usual
+            b.append("  ! ZooKeeper session ").append(session).append(": writes wait for it (at most 120 s each, ")
+                    .append(count(s.number("zk_paused"))).append(" have waited), reads go on; is ")
+                    .append(s.get("log").replaceFirst("^zookeeper:", "").replaceFirst("/.*$", "")).append(" up?\n");
+        }
         return b.toString().stripTrailing();
     }
 

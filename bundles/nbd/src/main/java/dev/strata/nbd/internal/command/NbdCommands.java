@@ -62,7 +62,7 @@ public class NbdCommands {
                     + (readOnly ? " (read-only)" : "");
         }
         return "exported " + device + " as " + (mode == TlsMode.REQUIRE ? "nbds://" : "nbd://")
-                + hostForUri(e.bindAddress()) + ":" + e.port() + "/" + e.name()
+                + uriHost(e.bindAddress(), bind) + ":" + e.port() + "/" + e.name()
                 + (readOnly ? " (read-only)" : "") + (mode == TlsMode.ON ? " (TLS offered: nbds:// works too)" : "");
     }
 
@@ -77,6 +77,16 @@ public class NbdCommands {
     public String unexport(@Descriptor("the export's name") String name) throws IOException {
         nbd.exports().unexport(name);
         return "unexported " + name;
+    }
+
+    /**
+     * The host of the URI the command prints: the address asked for, as {@code nbd:exports} shows
+     * it; the bound one only when none was given (the default, 127.0.0.1). A wildcard bind
+     * ({@code --bind 0.0.0.0}) is bound as the dual-stack {@code ::}, which printed as
+     * {@code nbd://[0:0:0:0:0:0:0:0]:PORT/…}: neither what was typed nor what nbd:exports says.
+     */
+    static String uriHost(String bound, String asked) {
+        return hostForUri(asked == null || asked.isBlank() ? bound : asked.trim());
     }
 
     private static String hostForUri(String address) {

@@ -133,7 +133,7 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
-        String only = "seed,seed-nbd,floor,bookkeeping,vs-writeboost,writeback,footprint";
+        String only = "seed,seed-nbd,floor,bookkeeping,alloc,vs-writeboost,writeback,footprint";
         for (String a : args) {
             if (a.startsWith("--only=")) {
                 only = a.substring("--only=".length());
@@ -151,6 +151,9 @@ public final class WritecacheBench {
         }
         if (parts.contains("bookkeeping")) {
             dev.strata.cache.writecache.internal.io.Bookkeeping.run(quick, THREADS);
+        }
+        if (parts.contains("alloc")) {
+            Alloc.run(quick);
         }
         if (parts.contains("vs-writeboost")) {
             VsWriteboost.run(quick);

@@ -35,6 +35,7 @@ class SlotIndexPropertyTest {
         }
         long seq = 0;
         for (int op : ops) {
+            assertTrue(index.isTreap());
             long b = op % BLOCKS;
             switch (op >>> 18) { // 0..3
                 case 0 -> {
@@ -136,5 +137,36 @@ class SlotIndexPropertyTest {
         }
         assertEquals(-1, index.ceiling(at));
         assertEquals(model.size(), index.size());
+        assertTrue(index.isTreap());
+    }
+
+    @Property(tries = 100)
+    void runsKeepTheTreapOrder(@ForAll @IntRange(min = 1, max = 1000) int seed) {
+        // a fresh cache's allocation: runs of 1-16 uncached blocks at random places, each joined in
+        // below the nodes that outrank its root; the tree must stay a treap (order and priorities)
+        java.util.Random rnd = new java.util.Random(seed);
+        int slots = 4096;
+        SlotIndex index = new SlotIndex(slots);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        int slot = 0;
+        while (slot < slots) {
+            int len = Math.min(slots - slot, 1 + rnd.nextInt(16));
+            long b = 16L * rnd.nextInt(100_000);
+            if (!model.subMap(b, b + 16).isEmpty()) {
+                continue;
+            }
+            index.insertRun(slot, b, len, 1);
+            for (int i = 0; i < len; i++) {
+                model.put(b + i, slot + i);
+            }
+            slot += len;
+            if (rnd.nextInt(8) == 0) {
+                assertTrue(index.isTreap(), "after " + slot + " slots");
+            }
+        }
+        assertTrue(index.isTreap());
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            assertEquals(e.getValue(), index.find(e.getKey()));
+        }
     }
 }

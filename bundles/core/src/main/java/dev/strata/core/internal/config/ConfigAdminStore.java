@@ -86,7 +86,13 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
 
     /**
      * Inside every update and deletion of a configuration, on the thread that made it: remembers
-     * the valid definitions of ours. Only reads; never fails the caller's update.
+     * the valid definitions of ours, and tells the manager of every update. The managed service
+     * factory's delivery is not enough: Felix's {@code Configuration.update} is not atomic, two
+     * threads updating one configuration at once (FileInstall's poll storing an empty read while
+     * the manager stamps an identity) can give both updates the same revision, and the delivery
+     * of the second is then dropped as already delivered — the device ran on while its
+     * configuration and file stayed empty. A delivery too many is harmless: the manager re-reads
+     * the current properties. Only reads and queues; never fails the caller's update.
      */
     @Override
     public void configurationEvent(ConfigurationEvent event) {
@@ -109,6 +115,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         } catch (IOException | RuntimeException e) {
             // not a valid definition (kept: the last valid one stays), or not readable now
         }
+        manager.definitionChanged(pid);
     }
 
     @Override

@@ -64,14 +64,12 @@ public class FileInstallRaceIT {
         fileInstall.stop();
         List<Path> files = new ArrayList<>();
         for (int i = 0; i < FILES; i++) {
-            Path cfg = deploy.resolve("dev.strata.device-race" + i + ".cfg");
-            Files.writeString(cfg, "# a device of the race test\nname=race" + i + "\ntype=memory\narg.size=64k\n");
-            files.add(cfg);
+            files.add(deploy.resolve("dev.strata.device-race" + i + ".cfg"));
         }
         for (int round = 1; round <= ROUNDS; round++) {
             int r = round;
-            // as at a first start: the files are there, their configurations are not (deleted
-            // while FileInstall is stopped, so it leaves the files alone)
+            // as at a first start: the files are there as shipped, their configurations are not
+            // (deleted while FileInstall is stopped, so it leaves the files alone)
             var existing = cm.listConfigurations("(name=race*)");
             if (existing != null) {
                 for (var c : existing) {
@@ -80,6 +78,12 @@ public class FileInstallRaceIT {
             }
             Await.until("round " + r + ": the devices removed with their configurations", 60,
                     () -> manager.list().stream().noneMatch(d -> d.name().startsWith("race")), () -> manager.list().toString());
+            // written again: FileInstall stopped last round with write-backs still queued, and one
+            // of an empty read then a restore may have done only the first (that is the stop, not
+            // a first start; after a real restart Configuration Admin's copy restores the file)
+            for (int i = 0; i < FILES; i++) {
+                Files.writeString(files.get(i), "# a device of the race test\nname=race" + i + "\ntype=memory\narg.size=64k\n");
+            }
             fileInstall.start();
             Await.until("round " + r + ": every device up and every file holding its definition", 60,
                     () -> allUp() && allDefined(files), () -> diagnose(files));

@@ -134,6 +134,26 @@ class EmptiedDefinitionTest {
     }
 
     @Test
+    void aFileLeftEmptyByAStopIsWrittenBackAtTheNextStartFromTheStoredDefinition() throws Exception {
+        // Strata stopped (FileInstall first) between FileInstall's write-back of an empty read
+        // and of the manager's restore: the file is empty, Configuration Admin holds the definition
+        cm.fileInstallSets(PID, url, backing0());
+        deliver();
+        m.stop();
+        m = new DeviceManagerImpl(new MemStore(), Settings.of(60, 30));
+        m.addFactory(TestTargets.entry(new TestTargets.FileFactory(), "tfile"));
+        store = new ConfigAdminStore(cm.admin, m);
+        m.core().store.use(store);
+        cm.listen(store);
+        m.loadStored();
+        assertEquals(DeviceState.ACTIVE, m.info("backing0").orElseThrow().state());
+        cm.fileInstallSets(PID, url, Map.of()); // FileInstall's first scan reads the empty file
+        deliver();
+        assertEquals("tfile", cm.properties(PID).get("type"));
+        assertEquals(DeviceState.ACTIVE, m.info("backing0").orElseThrow().state());
+    }
+
+    @Test
     void aDeletedFileStillRemovesTheDevice() throws Exception {
         cm.fileInstallSets(PID, url, backing0());
         deliver();

@@ -47,6 +47,24 @@ public interface DefinitionStore {
     }
 
     /**
+     * If the configuration under {@code key} was made from a file (FileInstall's
+     * {@code deploy/*.cfg}, which still exists) and holds nothing else — what FileInstall stores
+     * when it reads its own half-written file — the file's name; else empty. An empty read, not
+     * an edit: {@link #load} answers empty for it.
+     */
+    default Optional<String> emptiedFile(String key) throws IOException {
+        return Optional.empty();
+    }
+
+    /**
+     * The last valid definition this store saw under {@code key} since it was last deleted (kept
+     * in memory from every update, whoever made it), to restore an emptied configuration from.
+     */
+    default Optional<DeviceDefinition> lastValid(String key) {
+        return Optional.empty();
+    }
+
+    /**
      * Writes {@code definition} back under {@code key}, over an invalid configuration there (its
      * other properties, such as FileInstall's file name, are kept).
      */

@@ -92,8 +92,13 @@ final class StoreSync {
     private void applyStored(String key) throws IOException, InterruptedException {
         Optional<DeviceDefinition> loaded = store.load(key);
         if (loaded.isEmpty()) {
-            restoreIfInvalid(key);
-            return;
+            if (!restoreIfInvalid(key)) {
+                return;
+            }
+            loaded = store.load(key); // an emptied definition written back: applied now, as if read so
+            if (loaded.isEmpty()) {
+                return;
+            }
         }
         DeviceDefinition def = loaded.get();
         if (def.stagedFor() != null) {
@@ -194,34 +199,75 @@ final class StoreSync {
      * device's definition was gone for good, and after a restart the device (and every device
      * stacked on it) no longer came up. Bad input changes nothing either: a file edited into an
      * invalid definition leaves the device as it is, and the file holds its definition again.
+     * The same empty read can come before the manager has ever read the configuration (at the
+     * first start, FileInstall's write-back of its own creation of it): see {@link #restoreEmptied}.
+     *
+     * @return whether a definition of no device yet was written back (to be applied now)
      */
-    private void restoreIfInvalid(String key) throws IOException, InterruptedException {
+    private boolean restoreIfInvalid(String key) throws IOException, InterruptedException {
         MappedDevice d = null;
         for (MappedDevice x : core.graph.all()) {
             if (key.equals(x.storeKey) && x.persistent) {
                 d = x;
             }
         }
-        if (d == null || !store.holdsInvalid(key)) {
-            return;
+        if (d == null) {
+            return restoreEmptied(key);
+        }
+        if (!store.holdsInvalid(key)) {
+            return false;
         }
         d.op.lockInterruptibly();
         try {
             if (d.removed || !key.equals(d.storeKey) || !store.holdsInvalid(key)) {
-                return;
+                return false;
             }
             try {
                 store.restore(key, d.definition);
             } catch (IOException | RuntimeException e) {
                 LOG.warn("device {}: configuration {} is not a valid definition and could not be written back ({}); "
                         + "the device keeps running on its definition", d.name, key, e.getMessage());
-                return;
+                return false;
             }
             LOG.warn("device {}: configuration {} was changed into an invalid definition (an emptied or half-written "
                     + "file?); the device keeps its definition, stored again: {}", d.name, key, d.definition.tableLine());
+            return false;
         } finally {
             d.op.unlock();
         }
+    }
+
+    /**
+     * An emptied configuration (nothing but its file's name) of no device: the store's last
+     * valid definition under {@code key} is written back. Without this, a definition FileInstall
+     * emptied before this manager's delivery read it was lost for good: the delivery and the
+     * empty update's both read nothing, and FileInstall wrote the empty configuration into the
+     * file (0 bytes). A deletion is never undone: a deleted configuration is not emptied, and the
+     * store forgets its copy when it is deleted. A user's edit that removed the type but kept
+     * other keys is not emptied either: it gets its one line (from the store) and stays as it is.
+     */
+    private boolean restoreEmptied(String key) throws IOException {
+        Optional<String> file = store.emptiedFile(key);
+        if (file.isEmpty()) {
+            return false;
+        }
+        Optional<DeviceDefinition> last = store.lastValid(key);
+        if (last.isEmpty()) {
+            LOG.warn("configuration {} holds no device definition: its file {} is empty; write the definition into "
+                    + "the file (name, type, arg.KEY=VALUE), or delete the file", key, file.get());
+            return false;
+        }
+        try {
+            store.restore(key, last.get());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("device {}: configuration {} was emptied (its file {} was read while being rewritten) and could not "
+                    + "be written back: {}; restore the file from {}", last.get().name(), key, file.get(), e.getMessage(),
+                    last.get().tableLine());
+            return false;
+        }
+        LOG.warn("device {}: configuration {} was emptied (FileInstall read its file {} while rewriting it); its last "
+                + "definition is stored again: {}", last.get().name(), key, file.get(), last.get().tableLine());
+        return true;
     }
 
     private void stampIdentity(String key, DeviceDefinition def) {

@@ -11,7 +11,9 @@ import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
+import org.osgi.service.cm.ConfigurationEvent;
 import org.osgi.service.cm.ManagedServiceFactory;
+import org.osgi.service.cm.SynchronousConfigurationListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,13 +29,24 @@ import dev.strata.core.internal.DeviceManagerImpl;
  * {@link ManagedServiceFactory} registered for the factory PID hears about every configuration,
  * at start and on change; it only forwards the PID to the manager, which re-reads the current
  * properties (so a stale, late delivery never undoes a newer change).
+ *
+ * <p>It is also a {@link SynchronousConfigurationListener}: Configuration Admin calls it inside
+ * every update, on the updating thread, and it keeps the last valid definition seen under each
+ * PID. That copy is what an <em>emptied</em> configuration is restored from: FileInstall writes
+ * every change back into its {@code deploy/*.cfg} in place (truncate, then write), its own
+ * creation of a configuration too, and its poll can read the file in between and update the
+ * configuration to nothing but the file's name. By the time the manager's delivery runs, the
+ * configuration may already be empty, so a copy taken at delivery time would be too late.
  */
-public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory {
+public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory, SynchronousConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigAdminStore.class);
 
     private final ConfigurationAdmin cm;
     private final DeviceManagerImpl manager;
     private volatile ServiceRegistration<ManagedServiceFactory> registration;
+    private volatile ServiceRegistration<SynchronousConfigurationListener> listenerRegistration;
+    /** The last valid definition seen under each PID of ours (see the class comment). */
+    private final java.util.Map<String, DeviceDefinition> lastValid = new java.util.concurrent.ConcurrentHashMap<>();
     /** FileInstall's watched directory (framework property {@code felix.fileinstall.dir}), or null. */
     private volatile String watchedDir;
 
@@ -44,6 +57,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
 
     public void register(BundleContext context) {
         watchedDir = context.getProperty(SourceFile.WATCHED_DIR);
+        // first, so that no update made from now on is missed (FileInstall starts after core)
+        listenerRegistration = context.registerService(SynchronousConfigurationListener.class, this, null);
         Hashtable<String, Object> props = new Hashtable<>();
         props.put(Constants.SERVICE_PID, DefinitionCodec.FACTORY_PID);
         props.put(Constants.SERVICE_DESCRIPTION, "Strata mapped device definitions");
@@ -51,8 +66,15 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     }
 
     public void unregister() {
-        ServiceRegistration<ManagedServiceFactory> r = registration;
+        ServiceRegistration<?> r = registration;
         registration = null;
+        unregister(r);
+        r = listenerRegistration;
+        listenerRegistration = null;
+        unregister(r);
+    }
+
+    private static void unregister(ServiceRegistration<?> r) {
         if (r != null) {
             try {
                 r.unregister();
@@ -60,6 +82,40 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
                 // already gone with the bundle
             }
         }
+    }
+
+    /**
+     * Inside every update and deletion of a configuration, on the thread that made it: remembers
+     * the valid definitions of ours, and tells the manager of every update. The managed service
+     * factory's delivery is not enough: Felix's {@code Configuration.update} is not atomic, two
+     * threads updating one configuration at once (FileInstall's poll storing an empty read while
+     * the manager stamps an identity) can give both updates the same revision, and the delivery
+     * of the second is then dropped as already delivered — the device ran on while its
+     * configuration and file stayed empty. A delivery too many is harmless: the manager re-reads
+     * the current properties. Only reads and queues; never fails the caller's update.
+     */
+    @Override
+    public void configurationEvent(ConfigurationEvent event) {
+        if (!DefinitionCodec.FACTORY_PID.equals(event.getFactoryPid())) {
+            return;
+        }
+        String pid = event.getPid();
+        if (event.getType() == ConfigurationEvent.CM_DELETED) {
+            lastValid.remove(pid); // a deletion is never undone: nothing is restored from before it
+            return;
+        }
+        if (event.getType() != ConfigurationEvent.CM_UPDATED) {
+            return;
+        }
+        try {
+            Dictionary<String, Object> props = properties(pid);
+            if (props != null) {
+                lastValid.put(pid, DefinitionCodec.decode(pid, props));
+            }
+        } catch (IOException | RuntimeException e) {
+            // not a valid definition (kept: the last valid one stays), or not readable now
+        }
+        manager.definitionChanged(pid);
     }
 
     @Override
@@ -110,20 +166,58 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
 
     @Override
     public Optional<DeviceDefinition> load(String key) throws IOException {
-        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(key) + ")");
-        if (cs == null || cs.length == 0) {
-            return Optional.empty();
-        }
-        Dictionary<String, Object> props = cs[0].getProperties();
+        Dictionary<String, Object> props = properties(key);
         if (props == null) {
             return Optional.empty();
         }
         try {
             return Optional.of(DefinitionCodec.decode(key, props));
         } catch (IllegalArgumentException e) {
-            LOG.error("ignoring configuration {}: {}", key, e.getMessage());
+            if (!emptied(props)) { // an emptied one is the manager's to report (StoreSync), with what it did
+                LOG.error("ignoring configuration {}: {}", key, e.getMessage());
+            }
             return Optional.empty();
         }
+    }
+
+    @Override
+    public Optional<String> emptiedFile(String key) throws IOException {
+        Dictionary<String, Object> props = properties(key);
+        if (props == null || !emptied(props)) {
+            return Optional.empty();
+        }
+        String source = String.valueOf(props.get(DefinitionCodec.FILEINSTALL_FILENAME));
+        if (SourceFile.gone(source, watchedDir).isPresent()) {
+            return Optional.empty(); // its file was deleted: FileInstall is removing the device, not emptying its file
+        }
+        return Optional.of(source.substring(source.lastIndexOf('/') + 1));
+    }
+
+    @Override
+    public Optional<DeviceDefinition> lastValid(String key) {
+        return Optional.ofNullable(lastValid.get(key));
+    }
+
+    /**
+     * Made from a file and holding nothing else: no property but Configuration Admin's own and
+     * FileInstall's file name (what FileInstall stores for an empty file). An edit that removed
+     * the type but kept other keys is not emptied: that one is the user's.
+     */
+    private static boolean emptied(Dictionary<String, Object> props) {
+        if (props.get(DefinitionCodec.FILEINSTALL_FILENAME) == null) {
+            return false;
+        }
+        for (String k : java.util.Collections.list(props.keys())) {
+            if (!k.equals(DefinitionCodec.FILEINSTALL_FILENAME) && !k.startsWith("service.")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Dictionary<String, Object> properties(String pid) throws IOException {
+        Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(pid) + ")");
+        return cs == null || cs.length == 0 ? null : cs[0].getProperties();
     }
 
     @Override

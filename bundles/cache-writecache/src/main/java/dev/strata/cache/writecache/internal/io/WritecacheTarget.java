@@ -426,9 +426,19 @@ public final class WritecacheTarget implements CacheTarget {
             writeback.close();
             if (fuaPool != null) {
                 fuaPool.shutdown();
-                try {
-                    fuaPool.awaitTermination(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
+                // not interruptible (like the daemon's stop): a close from a cancelled command has
+                // the interrupt set, and a FUA write still running must end before the device is
+                // given to anyone else
+                boolean interrupted = false;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (!fuaPool.isTerminated() && System.nanoTime() < deadline) {
+                    try {
+                        fuaPool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
             }

@@ -86,7 +86,7 @@ public final class Recovery {
         }
         if (sb != null) {
             // a valid cache of this backing device is recovered, never reformatted: format=true
-            // persists in the device's definition and a restart must not wipe dirty data
+            // may still be in the definition (a crash before core dropped it) and a restart must not wipe dirty data
             if (blockSize != 0 && blockSize != sb.blockSize()) {
                 throw new InvalidArgumentException("writecache: the cache device was formatted with block_size="
                         + sb.blockSize() + ", not " + blockSize + "; drop block_size or use " + sb.blockSize());

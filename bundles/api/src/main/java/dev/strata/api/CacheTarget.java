@@ -122,6 +122,12 @@ public interface CacheTarget extends Target {
     /** Status keys every cache reports in {@link #status()}, with these spellings. */
     final class Keys {
         public static final String MODE = "mode";
+        /**
+         * Optional: the mode a refused switch asked for while the cache already acts on part of it
+         * (a writecache asked for writearound with dirty blocks left: new writes go around, the mode
+         * stays writeback until they are written back and the mode is set again); absent otherwise.
+         */
+        public static final String MODE_PENDING = "mode_pending";
         public static final String BLOCK_SIZE = "cache_block_size";
         public static final String CAPACITY_BLOCKS = "capacity_blocks";
         public static final String CACHED_BLOCKS = "cached_blocks";

@@ -295,4 +295,36 @@ final class Lifecycle {
             LOG.warn("device {}: closing a '{}' target failed: {}", d.name, t.type(), e.getMessage());
         }
     }
+
+    /**
+     * {@code format=true} is for the build that asked for it only (an attach, a {@code dev:create},
+     * the first start of a deployed {@code .cfg}; as {@link Switcher}'s first-build arguments):
+     * kept in the definition, every later start would format the cache device again
+     * whenever its superblock fails to check out, so a superblock damaged after the attach (which
+     * {@code strata-tool repair} mends, dirty blocks and all) was silently formatted over instead,
+     * losing every dirty block. Stored again without it once the cache is built; a crash before
+     * that store leaves it in, which formats nothing a valid cache of this backing device holds.
+     */
+    void forgetFormat(MappedDevice d) {
+        DeviceDefinition def = d.definition; // with any tunable set since the commit
+        if (!def.arguments().containsKey(FORMAT)) {
+            return;
+        }
+        Map<String, String> args = new LinkedHashMap<>(def.arguments());
+        args.remove(FORMAT);
+        DeviceDefinition built = new DeviceDefinition(def.name(), def.type(), args, def.id(), def.tunables(),
+                def.stagedFor(), def.lowerOf());
+        if (d.persistent) {
+            try {
+                core.store.save(d, built);
+            } catch (IOException e) {
+                LOG.warn("device {}: could not store its definition without format=true ({}); the next start "
+                        + "formats its cache device only if that holds no valid cache of it", d.name, e.getMessage());
+                return;
+            }
+        }
+        d.definition = built;
+    }
+
+    private static final String FORMAT = "format";
 }

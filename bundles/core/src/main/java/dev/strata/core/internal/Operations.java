@@ -71,6 +71,7 @@ final class Operations {
                     throw e;
                 }
                 core.lifecycle.attach(d, entry, t);
+                core.lifecycle.forgetFormat(d); // format=true is for this build, not every later start
                 d.creating = false;
                 ok = true;
             } finally {

@@ -166,6 +166,9 @@ final class Reconciler {
             d.lastError = null;
             Target t = core.lifecycle.build(d, entry, def, lowers);
             core.lifecycle.attach(d, entry, t);
+            // a deployed .cfg's arg.format=true formats once: its first build, not every later
+            // start whose superblock fails to check out (strata-tool repair keeps dirty blocks)
+            core.lifecycle.forgetFormat(d);
             core.replacer.built(d); // an interrupted cache:replace may have left a copy to blank on it
             LOG.info("device {} is up: {}", d.name, def.tableLine());
             return true;

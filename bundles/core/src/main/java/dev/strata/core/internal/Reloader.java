@@ -187,6 +187,7 @@ final class Reloader {
         d.definition = s.def();
         core.graph.setLowers(d, s.newLowers());
         core.lifecycle.attach(d, s.entry(), t);
+        core.lifecycle.forgetFormat(d); // format=true is for this build only
     }
 
     private void persist(Swap s) throws IOException {

@@ -131,6 +131,16 @@ final class Replacer {
                 throw new InvalidArgumentException("device '" + newName + "' is already under " + d.name + " ("
                         + DeviceGraph.role(d, newName) + "); choose another device");
             }
+            for (String l : oldLowers) {
+                // deeper down the stack (an attached device's old storage under NAME.linear): the
+                // claim check's "remove NAME.linear first" would take the device's data away
+                if (core.graph.dependsOnLocked(l, newName)) {
+                    throw new InvalidArgumentException("device '" + newName + "' is already under " + d.name
+                            + " (it holds " + l + ", " + DeviceGraph.role(d, l) + "); the new cache device must be "
+                            + "a free device: cache:replace " + d.name + " cache=<a free device of at least "
+                            + dev.strata.core.internal.command.Render.size(o.size) + ">");
+                }
+            }
             core.graph.checkClaimsLocked(d.name, Map.of(newName, Claim.EXCLUSIVE));
             if (n.size < o.size) {
                 throw new InvalidArgumentException(newName + " has " + dev.strata.core.internal.command.Render.size(n.size) + ", less than "

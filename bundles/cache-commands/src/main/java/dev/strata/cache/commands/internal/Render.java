@@ -65,6 +65,12 @@ final class Render {
     static String summary(CacheStatus s, boolean raw) {
         long bs = s.blockSize();
         StringBuilder sb = new StringBuilder(s.device()).append(": ").append(s.mode().label());
+        String pending = s.text(Keys.MODE_PENDING).trim();
+        if (!pending.isEmpty()) {
+            // the mode still reads writeback, but new writes already go around: say both at a glance
+            sb.append(" (new writes go around until the dirty blocks are written back; then set mode ").append(pending)
+                    .append(" again)");
+        }
         sb.append(", ").append(bytes(s.cachedBlocks() * bs, raw)).append(" of ").append(bytes(s.capacityBlocks() * bs, raw))
                 .append(" cached (").append(percent(s.cachedBlocks(), s.capacityBlocks())).append(')');
         sb.append(", ").append(bytes(s.dirtyBlocks() * bs, raw)).append(" dirty");

@@ -89,6 +89,11 @@ class RenderTest {
                         Map.of(Keys.WRITEBACK_ERROR, "0", Keys.READ_LATENCY_P99, "0", Keys.WRITE_LATENCY_P99, "0")), false));
         v.put(Keys.WRITEBACK_ERROR, "3");
         assertTrue(Render.summary(status(v, 1024), false).contains(", writeback failing (3 errors; log:tail shows them), "));
+        // a refused switch to writearound: the mode is writeback, new writes already go around
+        v.put(Keys.MODE_PENDING, "writearound");
+        assertTrue(Render.summary(status(v, 1024), false).startsWith("wb0: writeback (new writes go around until the "
+                + "dirty blocks are written back; then set mode writearound again), "), Render.summary(status(v, 1024), false));
+        v.remove(Keys.MODE_PENDING);
         v.put(Keys.WRITEBACK_ERROR, "");
         assertEquals("wb0: writeback, 16777216 B of 33554432 B cached (50%), 0 B dirty, read hits 87%, clean, "
                 + "p99 read 120 µs / write 2.5 ms", Render.summary(status(v, 0), true));

@@ -637,6 +637,21 @@ class ReplaceCommandTest {
         assertFalse(blank("ssd"));
     }
 
+    @Test
+    void theBackingStorageOfAnAttachedStackIsNotACacheDevice() throws Exception {
+        // vol over vol.linear over base: the refusal had advised "remove vol.linear first", which
+        // would take vol's data away
+        s.disk("base", 8 * MIB);
+        s.disk("ssd3", 24 * MIB);
+        s.manager.create("vol", "linear", Map.of("device", "base"));
+        s.run("cache:attach vol writeboost cache=ssd3 writeback_threshold=0");
+        List<DeviceInfo> before = s.manager.list();
+        String e = error("cache:replace vol cache=base");
+        assertEquals("device 'base' is already under vol (it holds vol.linear, writeboost backing device); the new "
+                + "cache device must be a free device: cache:replace vol cache=<a free device of at least 24.0 MiB>", e);
+        assertEquals(before, s.manager.list(), "devices unchanged");
+    }
+
     private String error(String line) {
         return s.error(line);
     }

@@ -97,7 +97,7 @@ public final class Daemon {
         }
     }
 
-    /** Stops the loop and waits for its thread to end. */
+    /** Stops the loop and waits for its thread to end, also when the caller is interrupted. */
     public void stop() {
         Thread t;
         synchronized (this) {
@@ -114,13 +114,31 @@ public final class Daemon {
         } finally {
             lock.unlock();
         }
-        try {
-            t.join(TimeUnit.SECONDS.toMillis(30));
-            if (t.isAlive()) {
+        // not interruptible: stop() runs on close, and a close from a cancelled command (Ctrl-C
+        // of a switch while its new target was built) has the interrupt set; returning at once
+        // left the loop running, still writing to a device a retry was about to format. The
+        // caller's interrupt is kept for after the join.
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        boolean kicked = false;
+        while (t.isAlive()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                if (kicked) {
+                    break;
+                }
+                kicked = true; // a task blocked past 30 s: interrupt it, wait 5 s more
                 t.interrupt();
-                t.join(TimeUnit.SECONDS.toMillis(5));
+                deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                continue;
             }
-        } catch (InterruptedException e) {
+            try {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
         if (t.isAlive()) {

@@ -339,6 +339,22 @@ public final class ControllerBinding implements AutoCloseable {
     }
 
     /**
+     * {@link #status()}, but before the first decision (nothing bound yet) it names the controller
+     * {@code wanted} binds to now: {@code pi} and {@code fallback=false} when a {@code pi} service
+     * is installed. Without it a cache read "builtin, fallback=true" until its first writeback
+     * decision, as if the controller it was given were missing.
+     */
+    public synchronized Map<String, String> status(String wanted) {
+        Map<String, String> m = status();
+        if (bound == null && wanted != null) {
+            boolean there = fallbackName.equals(wanted) || (lookup != null && lookup.apply(wanted) != null);
+            m.put(ACTIVE, there ? wanted : fallbackName);
+            m.put(FALLBACK, Boolean.toString(!there));
+        }
+        return m;
+    }
+
+    /**
      * {@value #ACTIVE}, {@value #FALLBACK}, {@value #SESSIONS}, then the session's status keys prefixed with
      * {@value #SESSION_PREFIX}, and {@code writeback.controller.error} after a failure.
      */

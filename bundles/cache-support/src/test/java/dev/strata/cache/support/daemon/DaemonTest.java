@@ -87,4 +87,45 @@ class DaemonTest {
             d.stop();
         }
     }
+
+    /**
+     * A stop from an interrupted thread (the close of a target whose build Ctrl-C cancelled) still
+     * waits for the loop to end, and keeps the caller's interrupt. It had returned at once and
+     * logged "thread did not stop", leaving the thread free to write to the cache device.
+     */
+    @Test
+    void anInterruptedStopStillJoinsTheThread() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<Thread> loop = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Thread> stopper = new java.util.concurrent.atomic.AtomicReference<>();
+        CountDownLatch running = new CountDownLatch(1);
+        Daemon d = new Daemon("test-daemon", () -> {
+            loop.set(Thread.currentThread());
+            running.countDown();
+            // busy until the stopper waits in its join: an early return leaves this still running
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                Thread s = stopper.get();
+                if (s != null && (s.getState() == Thread.State.TIMED_WAITING || s.getState() == Thread.State.TERMINATED)) {
+                    break;
+                }
+                Thread.onSpinWait();
+            }
+            return false;
+        }, lock, changed, TimeUnit.HOURS.toMillis(1), () -> events);
+        d.start();
+        assertTrue(running.await(30, TimeUnit.SECONDS));
+        java.util.concurrent.atomic.AtomicBoolean aliveAfterStop = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicBoolean keptInterrupt = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread t = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            d.stop();
+            keptInterrupt.set(Thread.currentThread().isInterrupted());
+            aliveAfterStop.set(loop.get().isAlive());
+        });
+        stopper.set(t);
+        t.start();
+        t.join(TimeUnit.SECONDS.toMillis(60));
+        assertTrue(!aliveAfterStop.get(), "stop() returned while the daemon's thread still ran");
+        assertTrue(keptInterrupt.get(), "the caller's interrupt was swallowed");
+    }
 }

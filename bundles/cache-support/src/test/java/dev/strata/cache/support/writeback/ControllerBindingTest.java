@@ -108,6 +108,29 @@ class ControllerBindingTest {
     }
 
     @Test
+    void beforeTheFirstDecisionTheStatusNamesTheControllerThatBinds() {
+        // a cache given writeback.controller=seven read "builtin, fallback=true" until it first
+        // wrote back, as if seven were not installed
+        ControllerBinding b = ControllerBinding.withModulator("wb", registry::get);
+        assertEquals("builtin", b.status("seven").get(ControllerBinding.ACTIVE), "not installed yet");
+        assertEquals("true", b.status("seven").get(ControllerBinding.FALLBACK));
+        assertEquals("builtin", b.status("builtin").get(ControllerBinding.ACTIVE));
+        assertEquals("false", b.status("builtin").get(ControllerBinding.FALLBACK), "asked for");
+        Seven seven = new Seven();
+        registry.put("seven", seven);
+        assertEquals("seven", b.status("seven").get(ControllerBinding.ACTIVE));
+        assertEquals("false", b.status("seven").get(ControllerBinding.FALLBACK));
+        assertEquals(0, seven.open, "the status opens no session");
+        b.decide("seven", tunables, load(0));
+        assertEquals("seven", b.status("seven").get(ControllerBinding.ACTIVE));
+        registry.remove("seven");
+        b.decide("seven", tunables, load(0));
+        assertEquals("builtin", b.status("seven").get(ControllerBinding.ACTIVE), "after a decision: what decided");
+        assertEquals("true", b.status("seven").get(ControllerBinding.FALLBACK));
+        b.close();
+    }
+
+    @Test
     void changedTunablesReachTheOpenSession() {
         Seven seven = new Seven();
         registry.put("seven", seven);

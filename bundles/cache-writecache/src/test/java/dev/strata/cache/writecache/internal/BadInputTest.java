@@ -88,6 +88,20 @@ class BadInputTest {
     }
 
     @Test
+    void aDamagedSuperblockPointsToRepairBeforeFormat() throws IOException {
+        create("backing=slow cache=fast").close(); // blank: formatted
+        ByteBuffer sb = ByteBuffer.allocate(4096);
+        cache.read(0, sb);
+        sb.put(100, (byte) (sb.get(100) ^ 1)); // the CRC no longer matches
+        cache.write(0, sb.clear(), 0);
+        String r = refused("backing=slow cache=fast");
+        assertTrue(r.startsWith("writecache: the cache device's superblock is corrupt (CRC mismatch); its dirty "
+                + "blocks may still be saved"), r);
+        assertTrue(r.contains("run strata-tool check, then strata-tool repair"), r);
+        assertTrue(r.indexOf("strata-tool repair") < r.indexOf("format=true"), r);
+    }
+
+    @Test
     void anotherPolicysSuperblockIsNamed() throws IOException {
         create("backing=slow cache=fast").close(); // blank: formatted
         ByteBuffer sb = ByteBuffer.allocate(4096);

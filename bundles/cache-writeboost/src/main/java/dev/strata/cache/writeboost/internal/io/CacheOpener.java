@@ -18,6 +18,12 @@ import org.slf4j.LoggerFactory;
 
 /** Opening a cache: checking the devices, formatting a blank or foreign one (format=true), and recovery. */
 final class CacheOpener {
+    /** The refusal's advice for a damaged cache device: repair keeps its dirty blocks, a format does not. */
+    static final String REPAIR_FIRST = "; its dirty blocks may still be saved: with the cache device not in use "
+            + "(dev:remove the device, or stop Strata) run strata-tool check, then strata-tool repair, on it "
+            + "(docs/operations.md, a corrupted cache); format=true instead starts it empty (its contents, dirty "
+            + "blocks included, are lost)";
+
     private static final Logger LOG = LoggerFactory.getLogger(CacheOpener.class);
     static final int SB = Layout.SEGMENT_BLOCKS;
     static final int BS = Layout.BLOCK;
@@ -77,8 +83,10 @@ final class CacheOpener {
             }
         } catch (FormatException e) {
             if (e.kind() != FormatException.Kind.BLANK && !format) {
+                // a damaged writeboost cache may hold dirty blocks: repair first, format last
                 throw new InvalidArgumentException("writeboost: " + e.getMessage()
-                        + "; pass format=true to format it (its contents are lost)");
+                        + (e.kind() == FormatException.Kind.CORRUPT ? REPAIR_FIRST
+                        : "; pass format=true to format it (its contents are lost)"));
             }
             long segs = Math.min((cache.size() - Layout.FIRST_SEGMENT_OFFSET) / Layout.SEGMENT_SIZE,
                     Integer.MAX_VALUE / SB);

@@ -58,7 +58,7 @@ final class StatusKeys {
         stats.writeLatency.render(m);
         stats.flushLatency.render(m);
         m.putAll(log.tunables().asMap());
-        m.putAll(parts.writeback.controller.status());
+        m.putAll(parts.writeback.controller.status(log.tunables().controller()));
         if (log.failure != null) {
             m.put("error", log.failure.getMessage());
         }

@@ -411,6 +411,9 @@ class WriteboostCacheTest {
         w = cacheDev.bytesWritten.get();
         e = assertThrows(InvalidArgumentException.class, () -> open(Tunables.DEFAULTS, WriteboostCache.Options.defaults()));
         assertTrue(e.getMessage().contains("corrupt"), e.getMessage());
+        // repair first (it keeps the dirty blocks); format=true only after it, as the last resort
+        assertTrue(e.getMessage().contains("run strata-tool check, then strata-tool repair"), e.getMessage());
+        assertTrue(e.getMessage().indexOf("strata-tool repair") < e.getMessage().indexOf("format=true"), e.getMessage());
         assertEquals(w, cacheDev.bytesWritten.get());
         cacheDev.corrupt(100);
 

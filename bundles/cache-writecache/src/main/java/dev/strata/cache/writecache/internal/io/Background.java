@@ -230,7 +230,7 @@ final class Background {
     /** The controller binding's keys and whether writeback is paused for writes going around. */
     void status(Map<String, String> m) {
         m.put("writeback_paused", paused ? "1" : "0");
-        m.putAll(binding.status());
+        m.putAll(binding.status(tunables.get().controller()));
     }
 
     ControllerBinding binding() {

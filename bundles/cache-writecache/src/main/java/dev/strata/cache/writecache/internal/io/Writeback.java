@@ -237,7 +237,9 @@ final class Writeback {
                 committer.lock.unlock();
             }
         } catch (IOException | RuntimeException e) {
-            counters.writebackErrors.increment();
+            if (!cancelled(e)) {
+                counters.writebackErrors.increment();
+            }
             if (!ended) {
                 synchronized (state) {
                     state.endWriteback(slots, n);
@@ -248,6 +250,19 @@ final class Writeback {
         counters.writtenBack.add(n);
         counters.writebackBatches.increment();
         return n;
+    }
+
+    /**
+     * A batch ended by Ctrl-C ({@code cache:writeback}, {@code dev:message … flush}) is not a failed
+     * writeback: counted, {@code cache:stats} said "writeback failing" with nothing in the log. A
+     * socket timeout is an {@code InterruptedIOException} too, and a real error.
+     */
+    private static boolean cancelled(Exception e) {
+        if (e instanceof java.net.SocketTimeoutException) {
+            return false;
+        }
+        return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
+                || Thread.currentThread().isInterrupted();
     }
 
     /** The batch's data buffer (entry i at i * bs), kept between batches (one batch at a time). */

@@ -65,6 +65,8 @@ public final class WritecacheTarget implements CacheTarget {
     private volatile CacheMode mode = CacheMode.WRITEBACK;
     /** Writes go around: write-around mode, or on the way to it while dirty blocks drain. */
     private volatile boolean goAround;
+    /** A refused switch to writearound (dirty blocks left): writes go around meanwhile; status says so. */
+    private volatile CacheMode pending;
     private volatile boolean closed;
 
     /** Builds the target over recovered state; see {@code recovery.Recovery}. */
@@ -314,6 +316,10 @@ public final class WritecacheTarget implements CacheTarget {
             seq = state.durable;
         }
         m.put(Keys.MODE, mode.label());
+        CacheMode p = pending;
+        if (p != null) {
+            m.put(Keys.MODE_PENDING, p.label());
+        }
         m.put("error", failure.failed() ? "1" : "0");
         m.put(Keys.BLOCK_SIZE, Integer.toString(bs));
         m.put(Keys.CAPACITY_BLOCKS, Long.toString(state.slots()));
@@ -378,7 +384,7 @@ public final class WritecacheTarget implements CacheTarget {
                 Tunables t = tunables.with(key, value);
                 tunables = t;
                 writes.batch = t.writebackBatch();
-                goAround = t.cleaner() || mode == CacheMode.WRITEAROUND;
+                goAround = t.cleaner() || mode == CacheMode.WRITEAROUND || pending != null;
                 maybeWake();
             }
         }
@@ -426,9 +432,19 @@ public final class WritecacheTarget implements CacheTarget {
             writeback.close();
             if (fuaPool != null) {
                 fuaPool.shutdown();
-                try {
-                    fuaPool.awaitTermination(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
+                // not interruptible (like the daemon's stop): a close from a cancelled command has
+                // the interrupt set, and a FUA write still running must end before the device is
+                // given to anyone else
+                boolean interrupted = false;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (!fuaPool.isTerminated() && System.nanoTime() < deadline) {
+                    try {
+                        fuaPool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
                     Thread.currentThread().interrupt();
                 }
             }
@@ -459,6 +475,7 @@ public final class WritecacheTarget implements CacheTarget {
             throw new InvalidArgumentException("writecache: mode " + m.label() + " is not supported; use writeback or writearound");
         }
         if (m == CacheMode.WRITEBACK) {
+            pending = null;
             goAround = tunables.cleaner();
             mode = m;
             return;
@@ -466,9 +483,11 @@ public final class WritecacheTarget implements CacheTarget {
         goAround = true;
         long dirty = dirtyBlocks();
         if (dirty > 0) {
+            pending = m;
             throw new InvalidArgumentException("writecache: " + dirty + " dirty blocks remain; new writes now go around;"
                     + " write everything back (cache:writeback), then switch to " + m.label());
         }
+        pending = null;
         mode = m;
     }
 

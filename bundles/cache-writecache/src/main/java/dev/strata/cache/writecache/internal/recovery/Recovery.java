@@ -24,6 +24,12 @@ import java.nio.ByteBuffer;
  * I/O (a later commit would otherwise make a leftover valid).
  */
 public final class Recovery {
+    /** The refusal's advice for a damaged cache device: repair keeps its dirty blocks, a format does not. */
+    static final String REPAIR_FIRST = "; its dirty blocks may still be saved: with the cache device not in use "
+            + "(dev:remove the device, or stop Strata) run strata-tool check, then strata-tool repair, on it "
+            + "(docs/operations.md, a corrupted cache); format=true instead starts it empty (its contents, dirty "
+            + "blocks included, are lost)";
+
     /** Metadata sectors read per I/O. */
     private static final int READ_SECTORS = 512;
 
@@ -80,7 +86,7 @@ public final class Recovery {
         }
         if (sb != null) {
             // a valid cache of this backing device is recovered, never reformatted: format=true
-            // persists in the device's definition and a restart must not wipe dirty data
+            // may still be in the definition (a crash before core dropped it) and a restart must not wipe dirty data
             if (blockSize != 0 && blockSize != sb.blockSize()) {
                 throw new InvalidArgumentException("writecache: the cache device was formatted with block_size="
                         + sb.blockSize() + ", not " + blockSize + "; drop block_size or use " + sb.blockSize());
@@ -95,8 +101,10 @@ public final class Recovery {
             return new WritecacheTarget(name, backing, cache, sb, s -> load(found, cache, backing, s), tunables, options);
         }
         if (!format && problem.kind() != FormatException.Kind.BLANK) { // format first: problem is null when sb was set aside
+            // a damaged writecache may hold dirty blocks: repair first, format last
             throw new InvalidArgumentException("writecache: " + problem.getMessage()
-                    + "; pass format=true to format it (its contents are lost)");
+                    + (problem.kind() == FormatException.Kind.CORRUPT ? REPAIR_FIRST
+                    : "; pass format=true to format it (its contents are lost)"));
         }
         int bs = blockSize == 0 ? 4096 : blockSize;
         checkBlockSize(bs, backing, cache);

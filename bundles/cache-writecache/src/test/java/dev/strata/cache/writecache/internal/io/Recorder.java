@@ -18,6 +18,8 @@ public final class Recorder extends ForwardingBlockDevice {
     public final List<String> log;
     /** Fail requests whose kind letter (R, W, F, Z, D) is in this string. */
     public volatile String failing = "";
+    /** Kinds whose request is cancelled as an interrupted wait in a driver ends: flag set, InterruptedIOException. */
+    public volatile String interrupting = "";
 
     public Recorder(String name, BlockDevice lower, List<String> log) {
         super(lower);
@@ -35,6 +37,10 @@ public final class Recorder extends ForwardingBlockDevice {
         }
         if (failing.contains(kind)) {
             throw new DeviceIOException(name, offset, "injected " + kind + " error");
+        }
+        if (interrupting.contains(kind)) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException(name + ": interrupted");
         }
     }
 

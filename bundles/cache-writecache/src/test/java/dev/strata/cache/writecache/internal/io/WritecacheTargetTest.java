@@ -2,6 +2,7 @@ package dev.strata.cache.writecache.internal.io;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -246,6 +247,8 @@ class WritecacheTargetTest {
                 thrown.set(e);
             }
             assertTrue(thrown.get() instanceof InterruptedException);
+            // a cancel is not a failure: cache:stats said "writeback failing" with nothing logged
+            assertEquals("0", t.status().get("writeback_error"));
             assertEquals(20, t.dirtyBlocks());
             assertArrayEquals(data(20, 3).array(), read(t, 0, 20 * BS));
         }
@@ -336,11 +339,16 @@ class WritecacheTargetTest {
             t.write(0, data(2, 1), 0);
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> t.setMode(CacheMode.WRITEAROUND));
             assertTrue(e.getMessage().contains("2 dirty blocks remain"), e.getMessage());
+            // the mode stays writeback, and the status says the writes already go around
+            assertEquals("writeback", t.status().get(CacheTarget.Keys.MODE));
+            assertEquals("writearound", t.status().get(CacheTarget.Keys.MODE_PENDING));
+            t.message(Tunables.HIGH_WATERMARK, "50"); // a tunable set meanwhile keeps them going around
             t.write(10 * BS, data(1, 2), 0);
             assertEquals(2, t.cachedBlocks(), "writes go around while draining");
             t.writebackAll((d, w) -> { });
             t.setMode(CacheMode.WRITEAROUND);
             assertEquals(CacheMode.WRITEAROUND, t.mode());
+            assertNull(t.status().get(CacheTarget.Keys.MODE_PENDING));
             assertThrows(InvalidArgumentException.class, () -> t.setMode(CacheMode.WRITETHROUGH));
             t.setMode(CacheMode.WRITEBACK);
             assertThrows(InvalidArgumentException.class, () -> t.message(Tunables.LOW_WATERMARK, "60"));

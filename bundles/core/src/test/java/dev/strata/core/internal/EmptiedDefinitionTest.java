@@ -183,11 +183,16 @@ class EmptiedDefinitionTest {
 
     @Test
     void aBrokenEditOfADefinitionNotBuiltYetIsNotOverwritten() throws Exception {
-        // the user removed the type (other keys kept): an edit, not an empty read
+        // the user removed the type (other keys kept): an edit, not an empty read. The lane is
+        // held so that nothing reads the first version before the edit (the store's listener
+        // queues a re-read at every update: it ran in between on a loaded CI machine, built the
+        // device from the valid version and this test then found it)
+        CountDownLatch late = holdLane();
         cm.fileInstallSets(PID, url, backing0());
         Map<String, String> broken = new java.util.HashMap<>(backing0());
         broken.remove("type");
         cm.fileInstallSets(PID, url, broken);
+        late.countDown();
         deliver();
         assertTrue(m.info("backing0").isEmpty());
         assertNull(cm.properties(PID).get("type"), "the user's edit stays for the user to fix");

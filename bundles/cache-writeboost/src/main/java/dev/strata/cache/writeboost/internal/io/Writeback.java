@@ -67,6 +67,14 @@ final class Writeback {
         log.backing.write(offset, src, 0);
     }
 
+    /** Given the urgency by {@link #writebackRunOnce} before it collects the batch (a seam for tests). */
+    volatile java.util.function.Consumer<Boolean> beforeCollect;
+
+    /** Whether a batch goes back now, whatever the controller says (under the log's lock). */
+    private boolean urgent() {
+        return log.forceWriteback || log.reclaimWaiters > 0 || (log.headSid + 2L * log.nb - log.nSeg > log.lwb);
+    }
+
     ByteBuffer wbData;
     long[] wbKeys = new long[0];
     int[] wbLocs = new int[0];
@@ -99,9 +107,13 @@ final class Writeback {
                 }
                 return false;
             }
-            urgent = log.forceWriteback || log.reclaimWaiters > 0 || (log.headSid + 2L * log.nb - log.nSeg > log.lwb);
+            urgent = urgent();
         } finally {
             log.lock.unlock();
+        }
+        java.util.function.Consumer<Boolean> hook = beforeCollect;
+        if (hook != null) {
+            hook.accept(urgent);
         }
         int segs = t.maxBatchedWriteback();
         if (!urgent) {
@@ -134,6 +146,12 @@ final class Writeback {
         int count;
         log.lock.lock();
         try {
+            if (urgent && !urgent()) {
+                // the force that made this batch urgent was withdrawn since (a cancelled
+                // writebackAll, whose stopForcing found no batch in flight and reported the dirty
+                // count): a batch started now would go back after that report and make it wrong
+                return false;
+            }
             collect:
             while (true) {
                 from = log.lwb + 1;

@@ -230,7 +230,7 @@ final class Writeback {
             }
             log.backing.flush();
         } catch (IOException e) {
-            if (!(e instanceof Abandoned)) {
+            if (!(e instanceof Abandoned) && !cancelled(e)) {
                 stats.lastWritebackError = e.getMessage();
             }
             log.lock.lock();
@@ -279,6 +279,20 @@ final class Writeback {
         stats.writebackRate.add(count, now);
         stats.lastWritebackError = "";
         return true;
+    }
+
+    /**
+     * A batch ended by Ctrl-C in its I/O (a batch runs in the command's thread when the daemon is
+     * not running) is not a failing writeback: it had set writeback_error, and cache:stats said
+     * "writeback failing" after a Ctrl-C. A socket timeout is an InterruptedIOException too, and
+     * a real error.
+     */
+    private static boolean cancelled(IOException e) {
+        if (e instanceof java.net.SocketTimeoutException) {
+            return false;
+        }
+        return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
+                || Thread.currentThread().isInterrupted();
     }
 
     void writeBack(int count) throws IOException {

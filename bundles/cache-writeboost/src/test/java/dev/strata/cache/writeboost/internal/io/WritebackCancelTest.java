@@ -1,10 +1,15 @@
 package dev.strata.cache.writeboost.internal.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.strata.api.BlockDevice;
 import dev.strata.cache.writeboost.internal.testing.MemDevice;
+import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -80,6 +85,97 @@ class WritebackCancelTest {
             assertEquals(reported.get(), wb.dirtyBlocks(), "still dirty as the cancel reported");
         } finally {
             pool.shutdownNow();
+            wb.close();
+        }
+    }
+
+    /**
+     * A backing device whose writes, while {@code interrupting} is set, interrupt that thread (the
+     * command's, as Ctrl-C does; the batch's writes run in the batcher's threads) and fail as an
+     * interrupted write does (InterruptedIOException).
+     */
+    static final class InterruptingDevice implements BlockDevice {
+        final MemDevice inner;
+        volatile Thread interrupting;
+        volatile boolean failing;
+
+        InterruptingDevice(MemDevice inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public long size() {
+            return inner.size();
+        }
+
+        @Override
+        public int blockSize() {
+            return inner.blockSize();
+        }
+
+        @Override
+        public void read(long offset, ByteBuffer dst) throws IOException {
+            inner.read(offset, dst);
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer src, int flags) throws IOException {
+            Thread ctrlC = interrupting;
+            if (ctrlC != null) {
+                ctrlC.interrupt();
+                throw new InterruptedIOException("write at " + offset + " interrupted");
+            }
+            if (failing) {
+                throw new IOException("media error at " + offset);
+            }
+            inner.write(offset, src, flags);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            inner.flush();
+        }
+
+        @Override
+        public void discard(long offset, long length) throws IOException {
+            inner.discard(offset, length);
+        }
+
+        @Override
+        public void writeZeroes(long offset, long length, int flags) throws IOException {
+            inner.writeZeroes(offset, length, flags);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aBatchCancelledInItsIoIsNotAWritebackError() throws Exception {
+        // no writeback daemon (as when it is not running): the batch runs in the caller's thread,
+        // and Ctrl-C lands in its backing write
+        InterruptingDevice backing = new InterruptingDevice(new MemDevice("backing", 16L * MIB));
+        Tunables t = Tunables.DEFAULTS.with(Tunables.SEQUENTIAL_CUTOFF, "0").with(Tunables.WRITEBACK_THRESHOLD, "0");
+        WriteboostCache wb = WriteboostCache.open("wb", backing, new MemDevice("cache", 65L * MIB), false, t,
+                WriteboostCache.Options.defaults().manual(), null);
+        try {
+            for (long b = 0; b < 300; b++) {
+                wb.write(b * 2 * 4096, ByteBuffer.allocate(4096).putLong(0, b + 1), 0);
+            }
+            wb.flush();
+            long dirty = wb.dirtyBlocks();
+            backing.interrupting = Thread.currentThread();
+            assertThrows(InterruptedIOException.class, () -> wb.writebackAll((d, w) -> { }));
+            assertTrue(Thread.interrupted(), "the interrupt is kept");
+            backing.interrupting = null;
+            assertEquals("", wb.status().get("writeback_error"), "a cancel is not a failing writeback");
+            assertEquals(dirty, wb.dirtyBlocks(), "the batch stays dirty");
+            backing.failing = true; // a real error still counts
+            assertThrows(IOException.class, () -> wb.writebackAll((d, w) -> { }));
+            assertFalse(Thread.interrupted());
+            assertTrue(wb.status().get("writeback_error").contains("media error"), wb.status().toString());
+        } finally {
             wb.close();
         }
     }

@@ -67,6 +67,14 @@ final class Writeback {
         log.backing.write(offset, src, 0);
     }
 
+    /** Given the urgency by {@link #writebackRunOnce} before it collects the batch (a seam for tests). */
+    volatile java.util.function.Consumer<Boolean> beforeCollect;
+
+    /** Whether a batch goes back now, whatever the controller says (under the log's lock). */
+    private boolean urgent() {
+        return log.forceWriteback || log.reclaimWaiters > 0 || (log.headSid + 2L * log.nb - log.nSeg > log.lwb);
+    }
+
     ByteBuffer wbData;
     long[] wbKeys = new long[0];
     int[] wbLocs = new int[0];
@@ -99,9 +107,13 @@ final class Writeback {
                 }
                 return false;
             }
-            urgent = log.forceWriteback || log.reclaimWaiters > 0 || (log.headSid + 2L * log.nb - log.nSeg > log.lwb);
+            urgent = urgent();
         } finally {
             log.lock.unlock();
+        }
+        java.util.function.Consumer<Boolean> hook = beforeCollect;
+        if (hook != null) {
+            hook.accept(urgent);
         }
         int segs = t.maxBatchedWriteback();
         if (!urgent) {
@@ -134,6 +146,12 @@ final class Writeback {
         int count;
         log.lock.lock();
         try {
+            if (urgent && !urgent()) {
+                // the force that made this batch urgent was withdrawn since (a cancelled
+                // writebackAll, whose stopForcing found no batch in flight and reported the dirty
+                // count): a batch started now would go back after that report and make it wrong
+                return false;
+            }
             collect:
             while (true) {
                 from = log.lwb + 1;
@@ -212,7 +230,7 @@ final class Writeback {
             }
             log.backing.flush();
         } catch (IOException e) {
-            if (!(e instanceof Abandoned)) {
+            if (!(e instanceof Abandoned) && !cancelled(e)) {
                 stats.lastWritebackError = e.getMessage();
             }
             log.lock.lock();
@@ -261,6 +279,20 @@ final class Writeback {
         stats.writebackRate.add(count, now);
         stats.lastWritebackError = "";
         return true;
+    }
+
+    /**
+     * A batch ended by Ctrl-C in its I/O (a batch runs in the command's thread when the daemon is
+     * not running) is not a failing writeback: it had set writeback_error, and cache:stats said
+     * "writeback failing" after a Ctrl-C. A socket timeout is an InterruptedIOException too, and
+     * a real error.
+     */
+    private static boolean cancelled(IOException e) {
+        if (e instanceof java.net.SocketTimeoutException) {
+            return false;
+        }
+        return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
+                || Thread.currentThread().isInterrupted();
     }
 
     void writeBack(int count) throws IOException {

@@ -301,6 +301,11 @@ public final class WriteboostCache implements CacheTarget {
         parts.write.beforeCopy = hook;
     }
 
+    /** Sets the hook a writeback batch runs between its urgency and its collection (a seam for tests). */
+    void beforeCollect(java.util.function.Consumer<Boolean> hook) {
+        parts.writeback.beforeCollect = hook;
+    }
+
     /** How often a reader, writer or the flusher waited for a copy in flight (a seam for tests). */
     long copyWaits() {
         return log.copyWaits.sum();

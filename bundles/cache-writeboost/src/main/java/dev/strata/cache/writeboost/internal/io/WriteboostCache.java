@@ -44,7 +44,6 @@ public final class WriteboostCache implements CacheTarget {
     static final int SB = Layout.SEGMENT_BLOCKS;
     static final int BS = Layout.BLOCK;
 
-
     /**
      * Construction options that are not runtime tunables (tests and benchmarks).
      * {@code backgroundReadCache}: the read-cache injector runs as a daemon (else tests call

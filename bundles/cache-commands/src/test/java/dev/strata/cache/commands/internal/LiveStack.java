@@ -191,6 +191,17 @@ final class LiveStack implements AutoCloseable {
         disks.replaceAll((n, d) -> d.alive() ? d : d.restart());
         store.replace(stored);
         startManager();
+        // the start goes on in the manager's lanes after loadStored (an interrupted replace's
+        // journal is deleted once the device it blanks is up): a check right after the restart
+        // found the journal still there on a loaded CI machine
+        try {
+            if (!manager.awaitQuiet(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new AssertionError("the restarted manager's start-up tasks did not finish within 60 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while the restarted manager started", e);
+        }
     }
 
     @Override

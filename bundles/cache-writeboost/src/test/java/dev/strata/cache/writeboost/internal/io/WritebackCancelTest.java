@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.strata.api.BlockDevice;
 import dev.strata.cache.writeboost.internal.testing.MemDevice;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -94,28 +94,12 @@ class WritebackCancelTest {
      * command's, as Ctrl-C does; the batch's writes run in the batcher's threads) and fail as an
      * interrupted write does (InterruptedIOException).
      */
-    static final class InterruptingDevice implements BlockDevice {
-        final MemDevice inner;
+    static final class InterruptingDevice extends ForwardingBlockDevice {
         volatile Thread interrupting;
         volatile boolean failing;
 
         InterruptingDevice(MemDevice inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public long size() {
-            return inner.size();
-        }
-
-        @Override
-        public int blockSize() {
-            return inner.blockSize();
-        }
-
-        @Override
-        public void read(long offset, ByteBuffer dst) throws IOException {
-            inner.read(offset, dst);
+            super(inner);
         }
 
         @Override
@@ -128,26 +112,7 @@ class WritebackCancelTest {
             if (failing) {
                 throw new IOException("media error at " + offset);
             }
-            inner.write(offset, src, flags);
-        }
-
-        @Override
-        public void flush() throws IOException {
-            inner.flush();
-        }
-
-        @Override
-        public void discard(long offset, long length) throws IOException {
-            inner.discard(offset, length);
-        }
-
-        @Override
-        public void writeZeroes(long offset, long length, int flags) throws IOException {
-            inner.writeZeroes(offset, length, flags);
-        }
-
-        @Override
-        public void close() {
+            super.write(offset, src, flags);
         }
     }
 

@@ -7,6 +7,7 @@ import dev.strata.cache.writecache.internal.format.FormatException;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.format.MetadataSector;
 import dev.strata.cache.writecache.internal.format.Superblock;
+import dev.strata.cache.writecache.internal.index.SlotIndex;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.io.StateAccess;
@@ -92,6 +93,12 @@ public final class Recovery {
                         + sb.blockSize() + ", not " + blockSize + "; drop block_size or use " + sb.blockSize());
             }
             checkBlockSize(sb.blockSize(), backing, cache);
+            if (sb.seqCount() >= SlotIndex.SEQ_LIMIT) {
+                // this code's commits would take 9,000 years at a million a second to get there
+                throw new InvalidArgumentException("writecache: the cache device's seq_count " + sb.seqCount()
+                        + " is beyond the 2^58 - 1 the index keeps in memory (no commit of this code gets there:"
+                        + " something else wrote it); zero its first 4 KiB to start it empty (its contents are lost)");
+            }
             if (sb.layout().usedBytes() > cache.size()) {
                 throw new InvalidArgumentException("writecache: the cache device is smaller (" + Iec.exact(cache.size())
                         + ") than the cache formatted on it (" + Iec.exact(sb.layout().usedBytes())

@@ -1,82 +1,133 @@
 package dev.strata.cache.writecache.internal.index;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
  * Backing block → slot, sorted by backing block, in primitive arrays indexed by slot: a treap
- * whose nodes are the slots themselves (no object per cached block). Per slot: the backing block
- * (8 B), the seq_count of the write that filled it (8 B), two child links (4 + 4 B) — 24 bytes.
- * A node's treap priority is a hash of its slot number, so it costs no memory.
+ * whose nodes are the slots themselves (no object per cached block). A node's treap priority is
+ * a hash of its slot number, so it costs no memory.
  *
- * <p>A node's three words (block, seq_count, both links packed into one long) sit next to each
- * other in one {@code long[]}: a step down the tree touches one cache line, not three arrays
- * (the walk is cache-miss bound: separate arrays for block, left and right cost three misses
- * per level, which the seed table's profile showed as most of a write's time).
+ * <h2>A node: 22 bytes</h2>
+ * Each slot's fields are packed side by side in chunked {@code byte[]}s, read and written as
+ * little-endian words through a {@link VarHandle} view (a step down the tree touches one cache
+ * line, not three arrays: the walk is cache-miss bound):
+ * <pre>
+ * bytes  0..7   word A: bits  0-53 backing block (all ones: none), bits 54-63 seq_count bits 0-9
+ * bytes  8..15  word B: bits  0-30 right child, bits 31-61 left child (all ones: none), 62-63 zero
+ * bytes 16..21  seq_count bits 10-57
+ * </pre>
+ * The block and link widths are what the devices already imply, no new limit: a device holds at
+ * most 2^63 - 1 bytes, so fewer than 2^54 blocks of 512 bytes (the all-ones block number is
+ * never a block); a cache has at most {@code Integer.MAX_VALUE} slots (the superblock's bound),
+ * so a slot number fits in 31 bits and the all-ones value is free for "no child". The seq_count
+ * advances by one per commit; 2^58 commits take 9,000 years at a million commits per second
+ * (6.6 times the fastest commit loop measured: one write and a flush, memory devices), and
+ * the committer refuses to advance past {@link #SEQ_LIMIT} rather than wrap
+ * ({@code docs/benchmarks.md}, writecache, Performance 4, round 10). The 24-byte node this replaced kept each field in a whole long.
  *
  * <p>A slot may hold a block without being in the tree: an older copy of a block waiting for
- * the newer copy's commit (its {@link #block} stays set, it is found by nobody). Free slots have
- * block {@link #NONE}. Not thread-safe: the cache guards it with its state lock.
+ * the newer copy's commit (its {@link #block} stays set, it is found by nobody). Such a slot's
+ * left link is its own number, which no node in the tree has. Free slots have block
+ * {@link #NONE}. Not thread-safe: the cache guards it with its state lock.
  */
 public final class SlotIndex {
     public static final long NONE = -1;
-    private static final int NIL = -1;
-    /**
-     * The links of a slot that is not in the tree (free, or an older copy waiting for a commit):
-     * both -2, which no linked node has (a leaf's are both NIL), so {@link #holds} can tell a
-     * linked slot from an unlinked one without a walk.
-     */
-    private static final long UNLINKED = ((long) -2 << 32) | (-2 & 0xFFFF_FFFFL);
+    /** Bits of a backing block number: 2^63 - 1 bytes are fewer than 2^54 blocks of 512 bytes. */
+    static final int BLOCK_BITS = 54;
+    /** The block field's mask, and the stored form of {@link #NONE}. */
+    private static final long BLOCK_MASK = (1L << BLOCK_BITS) - 1;
+    /** Bits of a seq_count in memory (on the device it has 64). */
+    static final int SEQ_BITS = 58;
+    /** Every seq_count this index holds is below this (2^58). */
+    public static final long SEQ_LIMIT = 1L << SEQ_BITS;
+    /** seq_count bits kept in word A, above the block. */
+    private static final int SEQ_LOW = 64 - BLOCK_BITS;
+    /** "No child": the all-ones 31-bit link, above every slot number. */
+    private static final int NIL = Integer.MAX_VALUE;
+    private static final long RIGHT = 0x7FFF_FFFFL;
+    /** Bytes per node. */
+    static final int NODE = 22;
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
 
     /**
      * Slots per array chunk. The arrays are chunked so that none is a G1 "humongous" object (at
      * least half a region, 512 KiB with 1 MiB regions): a humongous array is rounded up to whole
      * regions, which measured 40 B per slot instead of 24 with flat arrays of 1 Mi slots. Chunks
-     * of 4 Ki slots (one array of 96 KiB) also avoid the region tails that 32 Ki-slot chunks
-     * left empty (24.0–24.4 B per slot, depending on the heap).
+     * of 4 Ki slots (one array of 88 KiB) also avoid the region tails that larger chunks left
+     * empty; a chunk's header and its reference cost 0.005 B per slot.
      */
     static final int CHUNK_SHIFT = 12;
     static final int CHUNK = 1 << CHUNK_SHIFT;
     static final int MASK = CHUNK - 1;
-    private static final int WORDS = 3; // block, seq, links
 
     private final int slots;
-    private final long[][] nodes;
+    private final byte[][] nodes;
     private int root = NIL;
     private int size;
 
     public SlotIndex(int slots) {
+        if (slots < 0) {
+            throw new IllegalArgumentException("slots " + slots);
+        }
         this.slots = slots;
-        int chunks = (slots + CHUNK - 1) >>> CHUNK_SHIFT;
-        nodes = new long[chunks][];
+        int chunks = (int) (((long) slots + CHUNK - 1) >>> CHUNK_SHIFT);
+        nodes = new byte[chunks][];
         for (int c = 0; c < chunks; c++) {
             int n = Math.min(CHUNK, slots - (c << CHUNK_SHIFT));
-            long[] a = new long[n * WORDS];
+            byte[] a = new byte[n * NODE];
             for (int i = 0; i < n; i++) {
-                a[i * WORDS] = NONE;
-                a[i * WORDS + 2] = UNLINKED;
+                int slot = (c << CHUNK_SHIFT) + i;
+                LONG.set(a, i * NODE, BLOCK_MASK); // NONE, seq_count 0
+                LONG.set(a, i * NODE + 8, link(slot, slot)); // not in the tree
             }
             nodes[c] = a;
         }
     }
 
+    /** Word B of a node with these children (each a slot number or {@link #NIL}). */
+    static long link(int left, int right) {
+        return ((long) left << 31) | right;
+    }
+
+    static int leftOf(long links) {
+        return (int) (links >>> 31);
+    }
+
+    static int rightOf(long links) {
+        return (int) (links & RIGHT);
+    }
+
+    private byte[] chunk(int n) {
+        return nodes[n >>> CHUNK_SHIFT];
+    }
+
+    private static int at(int n) {
+        return (n & MASK) * NODE;
+    }
+
     private long key(int n) {
-        return nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS];
+        return (long) LONG.get(chunk(n), at(n)) & BLOCK_MASK;
     }
 
     private long links(int n) {
-        return nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 2];
+        return (long) LONG.get(chunk(n), at(n) + 8);
     }
 
     private int l(int n) {
-        return (int) (links(n) >> 32);
+        return leftOf(links(n));
     }
 
     private int r(int n) {
-        return (int) links(n);
+        return rightOf(links(n));
     }
 
     private void setLinks(int n, int left, int right) {
-        nodes[n >>> CHUNK_SHIFT][(n & MASK) * WORDS + 2] = ((long) left << 32) | (right & 0xFFFF_FFFFL);
+        LONG.set(chunk(n), at(n) + 8, link(left, right));
     }
 
     private void setL(int n, int v) {
@@ -89,7 +140,7 @@ public final class SlotIndex {
 
     /** Bytes of heap this index uses per slot (the arrays' payload). */
     public static int heapBytesPerSlot() {
-        return Long.BYTES * 2 + Integer.BYTES * 2;
+        return NODE;
     }
 
     public int slots() {
@@ -102,15 +153,35 @@ public final class SlotIndex {
     }
 
     public long block(int slot) {
-        return key(slot);
+        long k = key(slot);
+        return k == BLOCK_MASK ? NONE : k;
     }
 
     public long seq(int slot) {
-        return nodes[slot >>> CHUNK_SHIFT][(slot & MASK) * WORDS + 1];
+        byte[] a = chunk(slot);
+        int o = at(slot);
+        return ((long) LONG.get(a, o) >>> BLOCK_BITS)
+                | ((int) INT.get(a, o + 16) & 0xFFFF_FFFFL) << SEQ_LOW
+                | ((short) SHORT.get(a, o + 20) & 0xFFFFL) << (SEQ_LOW + 32);
     }
 
     public void setSeq(int slot, long s) {
-        nodes[slot >>> CHUNK_SHIFT][(slot & MASK) * WORDS + 1] = s;
+        checkSeq(s);
+        byte[] a = chunk(slot);
+        int o = at(slot);
+        LONG.set(a, o, ((long) LONG.get(a, o) & BLOCK_MASK) | s << BLOCK_BITS);
+        putSeqHigh(a, o, s);
+    }
+
+    private static void putSeqHigh(byte[] a, int o, long s) {
+        INT.set(a, o + 16, (int) (s >>> SEQ_LOW));
+        SHORT.set(a, o + 20, (short) (s >>> (SEQ_LOW + 32)));
+    }
+
+    private static void checkSeq(long s) {
+        if (s < 0 || s >= SEQ_LIMIT) {
+            throw new IllegalArgumentException("seq_count " + s + " outside [0, 2^" + SEQ_BITS + ")");
+        }
     }
 
     /** Marks a slot that is not in the tree as holding nothing. */
@@ -120,10 +191,26 @@ public final class SlotIndex {
 
     /** Sets a slot's block without linking it (a slot whose contents are loaded but not findable). */
     public void assign(int slot, long b, long s) {
-        long[] a = nodes[slot >>> CHUNK_SHIFT];
-        int i = (slot & MASK) * WORDS;
-        a[i] = b;
-        a[i + 1] = s;
+        if (b != NONE) {
+            checkBlocks(b, 1);
+        }
+        checkSeq(s);
+        put(slot, b & BLOCK_MASK, s);
+    }
+
+    /** Sets block field {@code k} and seq_count {@code s}, both already checked. */
+    private void put(int slot, long k, long s) {
+        byte[] a = chunk(slot);
+        int o = at(slot);
+        LONG.set(a, o, k | s << BLOCK_BITS);
+        putSeqHigh(a, o, s);
+    }
+
+    private static void checkBlocks(long first, int n) {
+        if (first < 0 || first + n > BLOCK_MASK) {
+            throw new IllegalArgumentException("block " + (first < 0 ? first : first + n - 1)
+                    + " outside [0, 2^" + BLOCK_BITS + " - 1)");
+        }
     }
 
     private static int priority(int slot) {
@@ -141,20 +228,23 @@ public final class SlotIndex {
         if (slot < 0 || slot >= slots) {
             return false;
         }
-        long[] a = nodes[slot >>> CHUNK_SHIFT];
-        int i = (slot & MASK) * WORDS;
-        return a[i] == b && a[i + 2] != UNLINKED;
+        byte[] a = chunk(slot);
+        int o = at(slot);
+        return ((long) LONG.get(a, o) & BLOCK_MASK) == b && leftOf((long) LONG.get(a, o + 8)) != slot;
     }
 
     /** The slot holding {@code b}, or -1. */
     public int find(long b) {
         int n = root;
         while (n != NIL) {
-            long k = key(n);
+            byte[] a = chunk(n);
+            int o = at(n);
+            long k = (long) LONG.get(a, o) & BLOCK_MASK;
             if (b == k) {
                 return n;
             }
-            n = b < k ? l(n) : r(n);
+            long w = (long) LONG.get(a, o + 8);
+            n = b < k ? leftOf(w) : rightOf(w);
         }
         return -1;
     }
@@ -164,15 +254,18 @@ public final class SlotIndex {
         int n = root;
         int best = -1;
         while (n != NIL) {
-            long k = key(n);
+            byte[] a = chunk(n);
+            int o = at(n);
+            long k = (long) LONG.get(a, o) & BLOCK_MASK;
             if (k == b) {
                 return n;
             }
+            long w = (long) LONG.get(a, o + 8);
             if (b < k) {
                 best = n;
-                n = l(n);
+                n = leftOf(w);
             } else {
-                n = r(n);
+                n = rightOf(w);
             }
         }
         return best;
@@ -184,7 +277,9 @@ public final class SlotIndex {
      * @throws IllegalStateException if {@code b} is already in the tree
      */
     public void insert(int slot, long b, long s) {
-        assign(slot, b, s);
+        checkBlocks(b, 1);
+        checkSeq(s);
+        put(slot, b, s);
         setLinks(slot, NIL, NIL);
         root = insert(root, slot);
         size++;
@@ -262,11 +357,13 @@ public final class SlotIndex {
         if (n <= 0) {
             return;
         }
+        checkBlocks(firstBlock, n);
+        checkSeq(s);
         int sp = 0;
         int[] stack = runStack;
         for (int i = 0; i < n; i++) {
             int x = firstSlot + i;
-            assign(x, firstBlock + i, s);
+            put(x, firstBlock + i, s);
             int last = NIL;
             while (sp > 0 && priority(stack[sp - 1]) < priority(x)) {
                 last = stack[--sp];
@@ -313,10 +410,15 @@ public final class SlotIndex {
     /**
      * Tests only: whether the tree is a treap — keys in order, every node's priority above its
      * children's (what keeps it balanced, and what {@link #insertRun}'s descent relies on) — and
-     * holds {@link #size} nodes.
+     * holds {@link #size} nodes, and whether exactly the other slots are marked as not in it.
      */
     boolean isTreap() {
-        return treapNodes(root, Long.MIN_VALUE, Long.MAX_VALUE) == size;
+        int unlinked = 0;
+        for (int s = 0; s < slots; s++) {
+            unlinked += l(s) == s ? 1 : 0;
+        }
+        // every slot is in the tree or marked as not in it (its left link is itself), never both
+        return treapNodes(root, Long.MIN_VALUE, Long.MAX_VALUE) == size && unlinked == slots - size;
     }
 
     private int treapNodes(int n, long above, long below) {
@@ -324,7 +426,7 @@ public final class SlotIndex {
             return 0;
         }
         long k = key(n);
-        if (k <= above && above != Long.MIN_VALUE || k >= below) {
+        if (k <= above && above != Long.MIN_VALUE || k >= below || l(n) == n) {
             return -1 << 30;
         }
         for (int c : new int[] {l(n), r(n)}) {
@@ -378,10 +480,11 @@ public final class SlotIndex {
     public int remove(long b) {
         removed = NIL;
         root = remove(root, b); // one walk: no find first
-        if (removed != NIL) {
-            size--;
-            setLinks(removed, -2, -2); // UNLINKED: holds() is false for it from now on
+        if (removed == NIL) {
+            return -1;
         }
+        size--;
+        setLinks(removed, removed, removed); // not in the tree: holds() is false for it from now on
         return removed;
     }
 

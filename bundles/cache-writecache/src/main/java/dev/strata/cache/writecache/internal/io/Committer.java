@@ -3,6 +3,7 @@ package dev.strata.cache.writecache.internal.io;
 import dev.strata.api.BlockDevice;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.format.Superblock;
+import dev.strata.cache.writecache.internal.index.SlotIndex;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
@@ -87,9 +88,13 @@ final class Committer {
         boolean forward;
         long next;
         synchronized (state) {
+            boolean needed = state.uncommitted > 0 || state.hasDirtySectors() || state.pendingCount() > 0;
+            if (needed && state.current + 1 >= SlotIndex.SEQ_LIMIT) { // 2^58 commits: 9,000 years at a million a second
+                throw new IOException("writecache: seq_count reached " + state.current
+                        + ", the most the index keeps in memory; nothing more can be committed");
+            }
             forward = state.forwardFlush;
             state.forwardFlush = false;
-            boolean needed = state.uncommitted > 0 || state.hasDirtySectors() || state.pendingCount() > 0;
             if (!needed) {
                 runs = null;
                 writes = 0;

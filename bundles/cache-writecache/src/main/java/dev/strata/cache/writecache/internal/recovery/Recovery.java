@@ -7,12 +7,14 @@ import dev.strata.cache.writecache.internal.format.FormatException;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.format.MetadataSector;
 import dev.strata.cache.writecache.internal.format.Superblock;
+import dev.strata.cache.writecache.internal.index.SlotIndex;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.io.StateAccess;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * Opens a writecache: checks every argument against both devices before writing anything,
@@ -92,6 +94,12 @@ public final class Recovery {
                         + sb.blockSize() + ", not " + blockSize + "; drop block_size or use " + sb.blockSize());
             }
             checkBlockSize(sb.blockSize(), backing, cache);
+            if (sb.seqCount() >= SlotIndex.SEQ_LIMIT) {
+                // this code's commits would take 9,000 years at a million a second to get there
+                throw new InvalidArgumentException("writecache: the cache device's seq_count " + sb.seqCount()
+                        + " is beyond the 2^58 - 1 the index keeps in memory (no commit of this code gets there:"
+                        + " something else wrote it); zero its first 4 KiB to start it empty (its contents are lost)");
+            }
             if (sb.layout().usedBytes() > cache.size()) {
                 throw new InvalidArgumentException("writecache: the cache device is smaller (" + Iec.exact(cache.size())
                         + ") than the cache formatted on it (" + Iec.exact(sb.layout().usedBytes())
@@ -149,7 +157,7 @@ public final class Recovery {
     static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId) throws IOException {
         cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
         long sectors = layout.metadataSectors();
-        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR);
+        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR).order(ByteOrder.LITTLE_ENDIAN);
         for (long first = 0; first < sectors; first += READ_SECTORS) {
             int n = (int) Math.min(READ_SECTORS, sectors - first);
             for (int i = 0; i < n; i++) {
@@ -171,7 +179,9 @@ public final class Recovery {
         Layout layout = sb.layout();
         long sectors = layout.metadataSectors();
         long backingBlocks = backing.size() / sb.blockSize();
-        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR);
+        // little-endian like the format: MetadataSector reads it without a view per entry (two
+        // per slot otherwise, 2 M objects for a full 4 GiB cache before the JIT removes them)
+        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR).order(ByteOrder.LITTLE_ENDIAN);
         for (long first = 0; first < sectors; first += READ_SECTORS) {
             int n = (int) Math.min(READ_SECTORS, sectors - first);
             buf.clear().limit(n * Layout.SECTOR);

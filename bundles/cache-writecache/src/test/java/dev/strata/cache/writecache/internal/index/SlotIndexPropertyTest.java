@@ -12,6 +12,7 @@ import java.util.TreeSet;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
 import net.jqwik.api.constraints.Size;
 
 /**
@@ -19,7 +20,9 @@ import net.jqwik.api.constraints.Size;
  * consecutive blocks into consecutive slots, the write path's allocation), removals, ceiling,
  * find, the O(1) {@link SlotIndex#holds} check the write path trusts instead of a walk, and the
  * in-order walk in backing order, after every step of random sequences. Blocks come from a small
- * range so that sequences collide, reuse slots and remove what they inserted.
+ * range so that sequences collide, reuse slots and remove what they inserted. The packed node
+ * (22 bytes: block, seq_count and both links sharing words) is checked at the fields' full widths
+ * in {@link #fullWidthFieldsStayApart}.
  */
 class SlotIndexPropertyTest {
     private static final int SLOTS = 64;
@@ -167,6 +170,83 @@ class SlotIndexPropertyTest {
         assertTrue(index.isTreap());
         for (Map.Entry<Long, Integer> e : model.entrySet()) {
             assertEquals(e.getValue(), index.find(e.getKey()));
+        }
+    }
+
+    private static final long MAX_BLOCK = (1L << SlotIndex.BLOCK_BITS) - 2;
+
+    /**
+     * Blocks and seq_counts at their full widths (2^54 - 2 and 2^58 - 1 at most; jqwik mixes in
+     * the bounds), in slots spread over more than one chunk: every field reads back exactly what
+     * was written, whatever its neighbours hold; a seq_count rewritten in place changes nothing
+     * else; older copies (assigned, not linked) of blocks in the tree are never their holders;
+     * and a tree rebuilt in one pass from the same slots is the same map.
+     */
+    @Property(tries = 200)
+    void fullWidthFieldsStayApart(@ForAll @Size(min = 1, max = 80) List<@LongRange(min = 0, max = MAX_BLOCK) Long> blocks,
+            @ForAll @Size(min = 80, max = 80) List<@LongRange(min = 0, max = SlotIndex.SEQ_LIMIT - 1) Long> seqs,
+            @ForAll @IntRange(min = 0, max = 1 << 16) int spread) {
+        int slots = SlotIndex.CHUNK + 2 * 80;
+        SlotIndex index = new SlotIndex(slots);
+        TreeMap<Long, Integer> model = new TreeMap<>();
+        Map<Integer, long[]> held = new TreeMap<>(); // slot -> {block, seq}
+        for (int i = 0; i < blocks.size(); i++) {
+            // slots on both sides of the first chunk boundary, and the last slot
+            int slot = i % 2 == 0 ? SlotIndex.CHUNK - 1 - i : (i == 1 ? slots - 1 : SlotIndex.CHUNK + i);
+            long b = blocks.get(i);
+            long s = seqs.get((i + spread) % seqs.size());
+            if (model.containsKey(b)) {
+                index.assign(slot, b, s); // an older copy of a block the tree holds elsewhere
+            } else {
+                index.insert(slot, b, s);
+                model.put(b, slot);
+            }
+            held.put(slot, new long[] {b, s});
+        }
+        assertTrue(index.isTreap());
+        checkFields(index, model, held, slots);
+        // seq_counts rewritten in place (a commit's restamp) leave blocks and links alone
+        for (Map.Entry<Integer, long[]> e : held.entrySet()) {
+            long s = SlotIndex.SEQ_LIMIT - 1 - e.getValue()[1];
+            index.setSeq(e.getKey(), s);
+            e.getValue()[1] = s;
+        }
+        assertTrue(index.isTreap());
+        checkFields(index, model, held, slots);
+        // the same holders linked in one pass (recovery's build): the same map, the same fields
+        SlotIndex rebuilt = new SlotIndex(slots);
+        for (Map.Entry<Integer, long[]> e : held.entrySet()) {
+            rebuilt.assign(e.getKey(), e.getValue()[0], e.getValue()[1]);
+        }
+        int[] order = model.values().stream().mapToInt(Integer::intValue).toArray();
+        rebuilt.build(order, order.length);
+        assertTrue(rebuilt.isTreap());
+        checkFields(rebuilt, model, held, slots);
+        // half of them removed: the rest stays findable, the removed keep their fields
+        int k = 0;
+        for (Long b : new ArrayList<>(model.keySet())) {
+            if (k++ % 2 == 0) {
+                int slot = model.remove(b);
+                assertEquals(slot, rebuilt.remove(b));
+            }
+        }
+        assertTrue(rebuilt.isTreap());
+        checkFields(rebuilt, model, held, slots);
+    }
+
+    private static void checkFields(SlotIndex index, TreeMap<Long, Integer> model, Map<Integer, long[]> held, int slots) {
+        assertEquals(model.size(), index.size());
+        for (int s = 0; s < slots; s++) {
+            long[] f = held.get(s);
+            assertEquals(f == null ? SlotIndex.NONE : f[0], index.block(s), "block of slot " + s);
+            assertEquals(f == null ? 0 : f[1], index.seq(s), "seq_count of slot " + s);
+            if (f != null) {
+                assertEquals(Integer.valueOf(s).equals(model.get(f[0])), index.holds(s, f[0]), "holds slot " + s);
+            }
+        }
+        for (Map.Entry<Long, Integer> e : model.entrySet()) {
+            assertEquals(e.getValue(), index.find(e.getKey()));
+            assertEquals(e.getValue(), index.ceiling(e.getKey()));
         }
     }
 }

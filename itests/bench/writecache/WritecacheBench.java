@@ -133,7 +133,7 @@ public final class WritecacheBench {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
-        String only = "seed,seed-nbd,floor,bookkeeping,alloc,vs-writeboost,writeback,footprint";
+        String only = "seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint";
         for (String a : args) {
             if (a.startsWith("--only=")) {
                 only = a.substring("--only=".length());
@@ -154,6 +154,9 @@ public final class WritecacheBench {
         }
         if (parts.contains("alloc")) {
             Alloc.run(quick);
+        }
+        if (parts.contains("per-block")) {
+            PerBlockCost.run(quick);
         }
         if (parts.contains("vs-writeboost")) {
             VsWriteboost.run(quick);

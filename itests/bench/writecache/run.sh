@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # In-process writecache benchmarks of issue 11 (not tests). Usage:
-#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,vs-writeboost,writeback,footprint]
+#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]
 # Builds the bundles it needs if their jars are missing, or always with --rebuild
 # (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
 # compiles the *.java here against them and prints markdown tables from one run:
@@ -16,6 +16,8 @@
 #                 busy meter, counter, gate, in-flight registry), 1 thread and 32
 #   alloc         Performance 1's miss path: thread CPU per request when every request allocates (each
 #                 chunk written once into a fresh cache), next to the memory device alone; 1 and 32 threads
+#   per-block     Performance 1's 2.3x: the `memory` device alone, a request as one write vs as writes of 512 B
+#                 (what contiguous allocation can save a request over that device), 1 thread
 #   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
 #   writeback     Performance 3: writeback to spindle, sorted + merged vs age order (model time)
 #   footprint     Performance 4: heap per slot, open of a full 4 GiB cache
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick|--only=*) ARGS+=("$1"); shift ;;
         --rebuild) REBUILD=1; shift ;;
-        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
 MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory

@@ -233,6 +233,24 @@ public final class SlotIndex {
         return ((long) LONG.get(a, o) & BLOCK_MASK) == b && leftOf((long) LONG.get(a, o + 8)) != slot;
     }
 
+    /**
+     * {@link #find} for a look made without the lock that guards this index, whose answer the
+     * caller validates afterwards (an optimistic read): a tree changed meanwhile may show a link
+     * out of range or a cycle, so the walk stops at either, and after {@code maxSteps} levels,
+     * with -1 — "not found", which such a caller treats as "take the lock and look again".
+     */
+    public int findUnlocked(long b, int maxSteps) {
+        int n = root;
+        for (int step = 0; step < maxSteps && n >= 0 && n < slots; step++) {
+            long k = key(n);
+            if (b == k) {
+                return n;
+            }
+            n = b < k ? l(n) : r(n);
+        }
+        return -1;
+    }
+
     /** The slot holding {@code b}, or -1. */
     public int find(long b) {
         int n = root;

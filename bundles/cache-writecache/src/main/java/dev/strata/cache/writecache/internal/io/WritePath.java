@@ -19,7 +19,7 @@ import dev.strata.cache.writecache.internal.index.FreeSlots;
  *     cursors (lanes) a sixteenth of the cache apart. The index is walked once per request: the
  *     next block is looked for in the next slot first, and a run of uncached blocks is placed
  *     at once. A write whose every block is such an in-place hit does not take the state
- *     monitor at all ({@link #inPlace}, the gate of {@link CacheState}).
+ *     monitor at all ({@link InPlace}, the gate of {@link CacheState}).
  * <li>No free slot: an uncached block goes around to the backing device (the next flush is
  *     forwarded to it); a cached, committed block waits for room — the writer commits and
  *     writes a batch back itself, so it never waits for a thread that may not run.
@@ -61,10 +61,13 @@ final class WritePath {
         this.counters = counters;
         this.fuaPool = fuaPool;
         this.bs = state.layout.blockSize();
+        this.inPlace = new InPlace(state, inFlight, failure, counters, slotsBody, contiguous);
     }
 
     /** The data write of an entry {@link #writeBlocks} filled in (one object, not one per write). */
     private final InFlight.Body slotsBody = this::writeSlots;
+    /** Overwrites whose every block is an in-place hit, without the state monitor. */
+    final InPlace inPlace;
 
     /**
      * Writes whole blocks {@code [block, block + count)} from {@code src} (position at the first
@@ -78,7 +81,7 @@ final class WritePath {
             aroundDropping(block, count, src, flags);
             return;
         }
-        if (!fua && inPlace(block, count, src)) {
+        if (!fua && inPlace.write(block, count, src)) {
             return;
         }
         int done = 0;
@@ -242,69 +245,6 @@ final class WritePath {
                 counters.writesBlockedOnFreelist.increment();
                 makeRoom();
             }
-        }
-    }
-
-    /**
-     * The common overwrite without the state monitor: when every block of the request is cached
-     * in a slot it may overwrite in place (stamped current, not under writeback), the write
-     * changes no state, so it only looks and registers its data write, under the gate's read
-     * lock ({@link CacheState}: every change it could see is made under the write lock). Returns
-     * false, having changed nothing, when any block is not such a hit; the caller then takes the
-     * monitor as before. Not for FUA (its data write runs on while the commit waits for it).
-     */
-    /** Tests only: run by an in-place write between finding its slots and registering its data write. */
-    volatile Runnable inPlaceProbe;
-
-    private boolean inPlace(long block, int count, ByteBuffer src) throws IOException {
-        InFlight.Entry e = inFlight.take(slotsBody);
-        try {
-            long g = state.gate.readLock();
-            try {
-                failure.check();
-                int runSlot = -1;
-                int runCount = 0;
-                int hint = -1;
-                for (int i = 0; i < count; i++) {
-                    long b = block + i;
-                    int s = hint >= 0 && state.index.holds(hint + 1, b) ? hint + 1 : state.index.find(b);
-                    if (s < 0 || !state.reusable(s)) {
-                        return false;
-                    }
-                    hint = s;
-                    if (runCount > 0 && contiguous && s == runSlot + runCount) {
-                        runCount++;
-                    } else {
-                        if (runCount > 0) {
-                            e.addPiece(runSlot, block + i - runCount, runCount, (i - runCount) * bs);
-                        }
-                        runSlot = s;
-                        runCount = 1;
-                    }
-                }
-                e.addPiece(runSlot, block + count - runCount, runCount, (count - runCount) * bs);
-                int lo = Integer.MAX_VALUE;
-                int hi = -1;
-                for (int i = 0; i < e.pieces; i++) {
-                    lo = Math.min(lo, e.slot[i]);
-                    hi = Math.max(hi, e.slot[i] + e.count[i] - 1);
-                }
-                Runnable probe = inPlaceProbe;
-                if (probe != null) {
-                    probe.run(); // tests only: a commit tried here must wait for this registration
-                }
-                // the caller's buffer itself: this thread waits for the data write (position and limit restored)
-                e.data = src;
-                e.base = src.position();
-                inFlight.register(e, lo, hi);
-            } finally {
-                state.gate.unlockRead(g);
-            }
-            counters.writeHitsUncommitted.add(count);
-            inFlight.await(e);
-            return true;
-        } finally {
-            inFlight.release(e);
         }
     }
 

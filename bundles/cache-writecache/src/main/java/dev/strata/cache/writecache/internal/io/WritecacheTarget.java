@@ -575,8 +575,13 @@ public final class WritecacheTarget implements CacheTarget {
         return writeback.oldest(max);
     }
 
-    /** Tests only: see {@link WritePath#inPlaceProbe}. */
+    /** Tests only: see {@link InPlace#inPlaceProbe}. */
     void inPlaceProbe(Runnable probe) {
-        writes.inPlaceProbe = probe;
+        writes.inPlace.inPlaceProbe = probe;
+    }
+
+    /** Tests only: see {@link InPlace#optimisticProbe}. */
+    void optimisticProbe(Runnable probe) {
+        writes.inPlace.optimisticProbe = probe;
     }
 }

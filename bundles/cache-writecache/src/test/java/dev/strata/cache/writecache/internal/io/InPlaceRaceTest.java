@@ -162,6 +162,60 @@ class InPlaceRaceTest {
     }
 
     /**
+     * A commit between an in-place write's optimistic look (no lock held) and its registration:
+     * the slots it found are committed now, so the write must not go to them (it finds that its
+     * stamp is no longer valid, looks again under the read lock, and allocates new slots under
+     * the monitor). Were the look not validated, the committed copy would be overwritten in
+     * place (counted as uncommitted hits) and the next commit would name nothing new for it.
+     */
+    @Test
+    void aCommitDuringAnOptimisticLookSendsTheWriteToNewSlots() throws Exception {
+        CrashableDevice backing = new CrashableDevice("backing", 64 * BS, 512);
+        CrashableDevice cache = new CrashableDevice("cache", WritecacheSubject.cacheBytes(32, BS), 512);
+        WritecacheTarget wc = Recovery.open("wc", backing, cache, null, BS, true, Tunables.DEFAULTS, Options.defaults().manual());
+        byte[] a = new byte[4 * BS];
+        java.util.Arrays.fill(a, (byte) 'a');
+        byte[] b = new byte[4 * BS];
+        java.util.Arrays.fill(b, (byte) 'b');
+        wc.write(0, ByteBuffer.wrap(a), 0);
+        Throwable[] failed = new Throwable[1];
+        wc.optimisticProbe(() -> {
+            wc.optimisticProbe(null);
+            try {
+                wc.flush(); // this thread holds nothing of the gate here: the commit runs at once
+            } catch (Throwable x) {
+                failed[0] = x;
+            }
+        });
+        wc.write(0, ByteBuffer.wrap(b), 0);
+        assertTrue(failed[0] == null, "flush failed: " + failed[0]);
+        assertEquals(0, Long.parseLong(wc.status().get("write_hits_uncommitted")), "no committed slot overwritten in place");
+        assertEquals(4, Long.parseLong(wc.status().get("write_hits_committed")), "the write took new slots");
+        ByteBuffer got = ByteBuffer.allocate(4 * BS);
+        wc.read(0, got);
+        assertArrayEquals(b, got.array(), "the second write is read back");
+        CrashableDevice cacheUnflushed = CrashableDevice.ofImage("cache", cache.durableImage(), 512);
+        CrashableDevice backingUnflushed = CrashableDevice.ofImage("backing", backing.durableImage(), 512);
+        wc.flush();
+        CrashableDevice cacheAfter = CrashableDevice.ofImage("cache", cache.durableImage(), 512);
+        CrashableDevice backingAfter = CrashableDevice.ofImage("backing", backing.durableImage(), 512);
+        wc.close();
+        // a crash before the second flush finds the first write's committed copy whole
+        WritecacheTarget before = Recovery.open("wc", backingUnflushed, cacheUnflushed, null, BS, false, Tunables.DEFAULTS,
+                Options.defaults().manual());
+        got = ByteBuffer.allocate(4 * BS);
+        before.read(0, got);
+        assertArrayEquals(a, got.array(), "the committed first write survives a crash before the next flush");
+        before.close();
+        WritecacheTarget again = Recovery.open("wc", backingAfter, cacheAfter, null, BS, false, Tunables.DEFAULTS,
+                Options.defaults().manual());
+        got = ByteBuffer.allocate(4 * BS);
+        again.read(0, got);
+        assertArrayEquals(b, got.array(), "the flushed second write survives the crash");
+        again.close();
+    }
+
+    /**
      * A partial write's read-modify-write of a block cached in place, with an in-place write of
      * the whole block landing between its read and its write: the merge must not overwrite the
      * newer whole block with the older one (the gate is held over the merge). The cache device

@@ -31,6 +31,6 @@ SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 CP="$JAR:$API:$KIT:$SLF4J"
-javac -d "$OUT" -cp "$CP" "$HERE/WriteboostBench.java"
+javac -d "$OUT" -cp "$CP" "$HERE"/*.java
 # BENCH_JAVA_OPTS: extra JVM options (e.g. -XX:StartFlightRecording=... for a profile)
 java -Xmx2g ${BENCH_JAVA_OPTS:-} -cp "$OUT:$CP" WriteboostBench "$DIR" ${ARGS[@]+"${ARGS[@]}"}

@@ -42,6 +42,8 @@ class FlusherCoalescingTest {
         final CountDownLatch release = new CountDownLatch(1);
         /** Counted down when the second log write has reached the device (FlusherPipelineTest). */
         final CountDownLatch secondWritten = new CountDownLatch(1);
+        /** Counted down by each log write after the first that has reached the device (FlusherPipelineTest). */
+        final CountDownLatch twoMoreWritten = new CountDownLatch(2);
         final List<long[]> logWrites = new ArrayList<>();
         volatile boolean failLog;
 
@@ -49,8 +51,8 @@ class FlusherCoalescingTest {
         public int blockSize() { return d.blockSize(); }
         public void read(long o, ByteBuffer b) throws IOException { d.read(o, b); }
         public void write(long o, ByteBuffer b, int f) throws IOException {
+            boolean first = false;
             if (o >= Layout.FIRST_SEGMENT_OFFSET) {
-                boolean first;
                 synchronized (this) {
                     logWrites.add(new long[] {o, b.remaining()});
                     first = logWrites.size() == 1;
@@ -74,6 +76,9 @@ class FlusherCoalescingTest {
                 synchronized (this) {
                     if (logWrites.size() >= 2) {
                         secondWritten.countDown();
+                    }
+                    if (!first) {
+                        twoMoreWritten.countDown();
                     }
                 }
             }

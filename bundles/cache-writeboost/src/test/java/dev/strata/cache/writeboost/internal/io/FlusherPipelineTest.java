@@ -88,4 +88,71 @@ class FlusherPipelineTest {
             re.close();
         }
     }
+
+    /**
+     * A flusher whose write finished before the held one does not wait for it: it goes on to the
+     * next batch (before, it waited in the completion for the write before its own, and the
+     * device had one write in flight for that long; a fifth of an in-process run). Still nothing
+     * counts as written until the held write has completed, and then all of it does, in order.
+     */
+    @Test
+    void aFlusherWhoseWriteFinishedFirstWritesTheNextBatchWhileTheHeldOneIsInFlight() throws Exception {
+        HeldCache cache = new HeldCache();
+        MemDevice backing = new MemDevice("backing", 64L * MIB);
+        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T,
+                WriteboostCache.Options.defaults().manual(), null);
+        ExecutorService ex = Executors.newSingleThreadExecutor();
+        MemDevice image;
+        int n;
+        try {
+            long before = wb.lastWrittenId();
+            int i = 0;
+            for (; i < 5; i++) {
+                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
+            }
+            Future<?> first = ex.submit(() -> {
+                wb.flush(); // the first log write, held
+                return null;
+            });
+            assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
+            // the rest of segment 0, then segments 1 and 2: with this cache's 4 buffers one write
+            // covers at most one segment, so these are at least two more writes
+            for (; i < 5 + 249 + 255 + 255; i++) {
+                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
+            }
+            n = i;
+            assertTrue(cache.twoMoreWritten.await(60, TimeUnit.SECONDS),
+                    "two more log writes reach the device while the first is held");
+            assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
+            assertFalse(first.isDone(), "the FLUSH covering the held record has not returned");
+            cache.release.countDown();
+            first.get(60, TimeUnit.SECONDS);
+            wb.flush();
+            List<long[]> w = cache.writes();
+            long total = 0;
+            for (int k = 0; k < w.size(); k++) {
+                if (k > 0) {
+                    assertEquals(w.get(k - 1)[0] + w.get(k - 1)[1], w.get(k)[0], "log write " + k + " continues the previous one");
+                }
+                total += w.get(k)[1];
+            }
+            assertEquals(3L * 256 * BS, total, "segments 0, 1 and 2 written exactly once");
+            image = cache.d.crash(new Random(2)); // everything was flushed: it must all survive
+            wb.close();
+        } finally {
+            cache.release.countDown();
+            ex.shutdownNow();
+        }
+        WriteboostCache re = WriteboostCache.open("wb", backing, image, false, FlusherCoalescingTest.T,
+                WriteboostCache.Options.defaults().manual(), null);
+        try {
+            for (int k = 0; k < n; k++) {
+                ByteBuffer b = ByteBuffer.allocate(BS);
+                re.read(FlusherCoalescingTest.blockOf(k) * BS, b);
+                assertArrayEquals(FlusherCoalescingTest.content(k), b.array(), "block " + k + " after recovery");
+            }
+        } finally {
+            re.close();
+        }
+    }
 }

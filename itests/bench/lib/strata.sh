@@ -182,10 +182,6 @@ strata_wb_reap() {
         fi
         strata_cmd "dev:remove wbcache$g ; dev:remove slow$g" 60
         rm -f "$DATA/wb-cache-$g.img"
-    # allocated like the other systems' files (strata-direct.img, fast.img): the direct driver's
-    # create=true leaves a sparse file, and two O_DIRECT writes in flight into its holes ran at
-    # two thirds of one write's rate on ext4 (docs/benchmarks.md, issue 10's seventh session)
-    fallocate -l "$CACHE_SIZE" "$DATA/wb-cache-$g.img"
     done
     WB_PENDING=()
     return 0

@@ -1,6 +1,7 @@
 package dev.strata.core.internal;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -62,6 +63,15 @@ final class Operations {
             boolean ok = false;
             try {
                 Target t = core.lifecycle.build(d, entry, def, lowers);
+                if (Thread.interrupted()) {
+                    // Ctrl-C during a long build (a large cache formatting) that did not look at
+                    // the interrupt: the user is told "interrupted", so nothing may exist. Closed
+                    // with the interrupt cleared (a file channel would refuse the close's flush),
+                    // then the interrupt is set again for the caller.
+                    core.lifecycle.closeQuietly(d, t);
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("device '" + name + "' was not created: interrupted");
+                }
                 try {
                     if (persistent) {
                         core.store.save(d, def);

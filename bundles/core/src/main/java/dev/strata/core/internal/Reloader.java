@@ -107,6 +107,8 @@ final class Reloader {
     private static boolean adopts(FactoryEntry entry, DeviceDefinition oldDef, DeviceDefinition def) {
         try {
             return entry.factory().adopts(oldDef.type(), oldDef.arguments(), def.arguments());
+        } catch (InvalidArgumentException e) {
+            throw e; // the factory refuses the new arguments (one line, nothing changed yet)
         } catch (RuntimeException e) {
             return false;
         }

@@ -449,6 +449,8 @@ final class Switcher {
     private static boolean adopts(FactoryEntry entry, DeviceDefinition oldDef, Map<String, String> args) {
         try {
             return entry.factory().adopts(oldDef.type(), oldDef.arguments(), args);
+        } catch (InvalidArgumentException e) {
+            throw e; // the factory refuses the new arguments (one line, nothing changed yet)
         } catch (RuntimeException e) {
             return false;
         }

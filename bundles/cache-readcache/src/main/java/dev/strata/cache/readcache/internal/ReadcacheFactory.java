@@ -121,8 +121,20 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
      */
     @Override
     public boolean adopts(String oldType, Map<String, String> oldArguments, Map<String, String> newArguments) {
-        return "readcache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
+        boolean adopts = "readcache".equals(oldType) && lowerDevices(oldArguments).equals(lowerDevices(newArguments))
                 && !TargetArguments.of("readcache", newArguments, newArguments.keySet()).bool("format", false);
+        // A switch or reload to another policy is a user's request, as cache:set policy is: a name
+        // not installed is refused as that is, not taken with promotion paused and nothing said.
+        // (A restart does not come here: a stored policy whose bundle is late still binds later.)
+        String wanted = policyOf(newArguments);
+        if (adopts && !wanted.equals(policyOf(oldArguments)) && find(wanted) == null) {
+            throw new InvalidArgumentException("readcache: no policy '" + wanted + "' is installed; installed: " + installed());
+        }
+        return adopts;
+    }
+
+    private static String policyOf(Map<String, String> arguments) {
+        return arguments.getOrDefault("policy", ReadCachePolicy.DEFAULT).toLowerCase(Locale.ROOT);
     }
 
     /**

@@ -51,6 +51,7 @@ final class MemoryTarget implements Target {
     private final Lock[] writeLocks = new Lock[STRIPES];
 
     private final AtomicLong allocatedChunks = new AtomicLong();
+    private final HeapBudget budget;
     private final LongAdder reads = new LongAdder();
     private final LongAdder readBytes = new LongAdder();
     private final LongAdder writes = new LongAdder();
@@ -62,6 +63,11 @@ final class MemoryTarget implements Target {
     private final LongAdder discards = new LongAdder();
 
     MemoryTarget(long size) {
+        this(size, HeapBudget.ofHeap());
+    }
+
+    MemoryTarget(long size, HeapBudget budget) {
+        this.budget = budget;
         if (size <= 0 || size % SECTOR != 0 || size > MAX_SIZE) {
             throw new IllegalArgumentException("size " + size);
         }
@@ -144,7 +150,7 @@ final class MemoryTarget implements Target {
             try {
                 byte[] chunk = chunk(dir, ci);
                 if (chunk == null) {
-                    chunk = allocate(dir, ci);
+                    chunk = allocate(dir, ci, pos);
                 }
                 src.get(chunk, within, len);
             } finally {
@@ -200,6 +206,7 @@ final class MemoryTarget implements Target {
                         if (len == CHUNK) {
                             segment.set(slot, null);
                             allocatedChunks.decrementAndGet();
+                            budget.give(CHUNK);
                         } else {
                             Arrays.fill(chunk, within, within + len, (byte) 0);
                         }
@@ -252,8 +259,14 @@ final class MemoryTarget implements Target {
         return segment == null ? null : segment.get((int) (ci & (SEGMENT_CHUNKS - 1)));
     }
 
-    /** Called with the chunk's stripe write lock held. */
-    private byte[] allocate(AtomicReferenceArray<AtomicReferenceArray<byte[]>> dir, long ci) {
+    /** Called with the chunk's stripe write lock held; refused (an I/O error) when the heap budget is spent. */
+    private byte[] allocate(AtomicReferenceArray<AtomicReferenceArray<byte[]>> dir, long ci, long offset)
+            throws DeviceIOException {
+        if (!budget.take(CHUNK)) {
+            throw new DeviceIOException("memory", offset, "the Java heap is full: memory devices hold "
+                    + mib(budget.used()) + ", all that this JVM's heap (" + mib(Runtime.getRuntime().maxMemory())
+                    + ") leaves them; discard or remove a memory device, or start Strata with more heap (JAVA_OPTS=-Xmx…)");
+        }
         int si = (int) (ci >>> SEGMENT_SHIFT);
         AtomicReferenceArray<byte[]> segment = dir.get(si);
         if (segment == null) {
@@ -272,6 +285,10 @@ final class MemoryTarget implements Target {
             throw new DeviceIOException("memory", offset, "the device is closed");
         }
         return dir;
+    }
+
+    private static String mib(long bytes) {
+        return (bytes >> 20) + " MiB";
     }
 
     /** Bytes of memory held for data. */
@@ -301,6 +318,6 @@ final class MemoryTarget implements Target {
     @Override
     public void close() {
         directory = null; // the data goes with the target
-        allocatedChunks.set(0);
+        budget.give(allocatedChunks.getAndSet(0) * CHUNK);
     }
 }

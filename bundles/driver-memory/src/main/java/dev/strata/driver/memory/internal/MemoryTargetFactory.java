@@ -14,6 +14,16 @@ import org.osgi.service.component.annotations.Component;
 /** Builds {@code memory} targets: {@code memory size=…}. */
 @Component(service = TargetFactory.class, property = TargetFactory.TYPE + "=" + MemoryTarget.TYPE)
 public class MemoryTargetFactory implements TargetFactory {
+    /** Shared by every device this factory builds: together they may fill this much heap. */
+    private final HeapBudget budget;
+
+    public MemoryTargetFactory() {
+        this(HeapBudget.ofHeap());
+    }
+
+    MemoryTargetFactory(HeapBudget budget) {
+        this.budget = budget;
+    }
 
     @Override
     public String usage() {
@@ -28,7 +38,7 @@ public class MemoryTargetFactory implements TargetFactory {
 
     @Override
     public Target create(TargetContext context) {
-        return new MemoryTarget(parseSize(context.arguments()));
+        return new MemoryTarget(parseSize(context.arguments()), budget);
     }
 
     static long parseSize(Map<String, String> arguments) {

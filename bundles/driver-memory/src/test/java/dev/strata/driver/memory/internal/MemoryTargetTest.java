@@ -68,6 +68,52 @@ class MemoryTargetTest {
         assertTrue(rejected(Map.of("size", "1M", "path", "x")).contains("unknown argument 'path'"));
     }
 
+    /**
+     * Memory devices are sparse, so together they can be larger than the heap; a write that would
+     * fill it must fail as that device's I/O error (one line), not as an OutOfMemoryError that stops
+     * the framework (it did: 8 GiB written to `memory size=8G` on a 6 GiB heap killed Strata).
+     */
+    @Test
+    void writesBeyondTheHeapBudgetFailAsIoErrorsAndFreedChunksCanBeWrittenAgain() throws Exception {
+        MemoryTargetFactory small = new MemoryTargetFactory(new HeapBudget(4L * CHUNK));
+        try (Target a = createWith(small, "4M"); Target b = createWith(small, "4M")) {
+            ByteBuffer three = ByteBuffer.allocate(3 * CHUNK);
+            a.write(0, three, 0);
+            b.write(0, ByteBuffer.allocate(CHUNK), 0);
+            DeviceIOException e = assertThrows(DeviceIOException.class,
+                    () -> b.write(CHUNK, ByteBuffer.allocate(512), 0));
+            assertFalse(e.getMessage().contains("\n"));
+            assertTrue(e.getMessage().contains("the Java heap is full") && e.getMessage().contains("-Xmx"), e.getMessage());
+            // overwriting what is held takes nothing more
+            a.write(0, ByteBuffer.wrap(new byte[3 * CHUNK]), 0);
+            a.discard(0, CHUNK);
+            b.write(CHUNK, ByteBuffer.allocate(512), 0);
+            assertThrows(DeviceIOException.class, () -> a.write(0, ByteBuffer.allocate(512), 0));
+            a.close(); // a closed device gives its chunks back
+            b.write(2L * CHUNK, ByteBuffer.allocate(2 * CHUNK), 0);
+            assertEquals(4L * CHUNK, ((MemoryTarget) b).allocatedBytes());
+        }
+    }
+
+    private static Target createWith(MemoryTargetFactory f, String size) {
+        return f.create(new TargetContext() {
+            @Override
+            public String deviceName() {
+                return "m";
+            }
+
+            @Override
+            public Map<String, String> arguments() {
+                return Map.of("size", size);
+            }
+
+            @Override
+            public BlockDevice lowerDevice(String name) {
+                throw new InvalidArgumentException("none");
+            }
+        });
+    }
+
     @Test
     void aLargeDeviceAllocatesNothingUpFront() throws Exception {
         try (Target t = create(Map.of("size", "64G"))) {

@@ -265,8 +265,8 @@ final class StoreSync {
                     last.get().tableLine());
             return false;
         }
-        LOG.warn("device {}: configuration {} was emptied (FileInstall read its file {} while rewriting it); its last "
-                + "definition is stored again: {}", last.get().name(), key, file.get(), last.get().tableLine());
+        LOG.warn("device {}: configuration {} was emptied or cut short (FileInstall read its file {} while rewriting "
+                + "it); its last definition is stored again: {}", last.get().name(), key, file.get(), last.get().tableLine());
         return true;
     }
 

@@ -55,6 +55,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
      * emptied — not loaded, written back from the last valid definition.
      */
     private final java.util.Map<String, java.util.Map<String, String>> torn = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Per PID made from a file, the largest size (bytes) its file had at any update ({@link TornRead}). */
+    private final java.util.Map<String, Long> largestFile = new java.util.concurrent.ConcurrentHashMap<>();
     /** FileInstall's watched directory (framework property {@code felix.fileinstall.dir}), or null. */
     private volatile String watchedDir;
 
@@ -111,6 +113,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         if (event.getType() == ConfigurationEvent.CM_DELETED) {
             lastValid.remove(pid); // a deletion is never undone: nothing is restored from before it
             torn.remove(pid);
+            largestFile.remove(pid);
             return;
         }
         if (event.getType() != ConfigurationEvent.CM_UPDATED) {
@@ -118,7 +121,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         }
         try {
             Dictionary<String, Object> props = properties(pid);
-            if (props != null && TornRead.isTorn(props, lastValid.get(pid))) {
+            long largest = props == null ? -1 : largestFile.merge(pid, TornRead.fileSize(props), Math::max);
+            if (props != null && TornRead.isTorn(props, lastValid.get(pid), largest)) {
                 torn.put(pid, TornRead.definitionKeys(props)); // the last valid one stays the copy to restore
             } else if (props != null) {
                 torn.remove(pid);

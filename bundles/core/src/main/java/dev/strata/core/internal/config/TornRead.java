@@ -30,10 +30,12 @@ import dev.strata.core.internal.DeviceDefinition;
  * stores it (the synchronous listener runs inside FileInstall's update, before FileInstall's own
  * write-back of it): (1) its shape — each of its keys has the last valid definition's value,
  * except at most one whose value is a shorter start of that value, and it lacks keys that one
- * had; (2) the file — which is over 8 KiB long and either holds something else by now (the
- * write went on) or holds exactly the read, cut within 3 bytes under a multiple of 8192 (a write
- * stalled at a buffer's end). A user's edit that only deleted lines leaves the file holding the
- * edit, at a length that is almost never such a multiple, so it is applied as before.
+ * had; (2) the file — which was over 8 KiB at some update the store saw (else it was written
+ * in one piece and can only be read empty), and either holds something else by now (the write
+ * went on, or the next write-back began: seen in the real FileInstall, an empty file), or holds
+ * exactly the read, over 8 KiB and cut within 3 bytes under a multiple of 8192 (a write stalled
+ * at a buffer's end). A user's edit that only deleted lines leaves the file holding the edit, at
+ * a length that is almost never such a multiple, so it is applied as before.
  */
 final class TornRead {
     /** The size of each write FileInstall's writer hands the file. */
@@ -47,20 +49,20 @@ final class TornRead {
     /**
      * @param props the configuration as just stored
      * @param last the last valid definition stored under the same PID (null: none)
+     * @param largest the largest size its file had at any update since (bytes): a file never over
+     *        8 KiB was written in one piece and can only be read empty
      */
-    static boolean isTorn(Dictionary<String, ?> props, DeviceDefinition last) {
+    static boolean isTorn(Dictionary<String, ?> props, DeviceDefinition last, long largest) {
         Object url = props.get(DefinitionCodec.FILEINSTALL_FILENAME);
-        if (last == null || url == null) {
+        if (last == null || url == null || largest < WRITE_CHUNK - SLACK) {
             return false;
         }
         Map<String, String> read = definitionKeys(props);
         if (read.isEmpty() || !prefixShaped(read, definitionKeys(DefinitionCodec.encode(last)))) {
             return false; // empty (the emptied case), the same, or not a cut of the last one
         }
-        Path file;
-        try {
-            file = Path.of(URI.create(String.valueOf(url).trim()));
-        } catch (RuntimeException e) {
+        Path file = file(props);
+        if (file == null) {
             return false;
         }
         byte[] now;
@@ -69,14 +71,32 @@ final class TornRead {
         } catch (IOException e) {
             return false; // gone: a deletion, never undone
         }
-        if (now.length < WRITE_CHUNK - SLACK) {
-            return false; // written in one piece: it can only be read empty
-        }
         if (!read.equals(parse(now))) {
-            return true; // the file holds more than was read: the write was not finished
+            // the file holds something else than was read: the write went on, or the next one
+            // began (truncated: its size now says nothing of the size that was read)
+            return true;
         }
         int rest = now.length % WRITE_CHUNK;
-        return rest == 0 || rest >= WRITE_CHUNK - SLACK;
+        return now.length >= WRITE_CHUNK - SLACK && (rest == 0 || rest >= WRITE_CHUNK - SLACK);
+    }
+
+    /** The size of the configuration's file now (bytes; -1: none, not a file, or unreadable). */
+    static long fileSize(Dictionary<String, ?> props) {
+        Path f = file(props);
+        try {
+            return f == null ? -1 : Files.size(f);
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    private static Path file(Dictionary<String, ?> props) {
+        Object url = props.get(DefinitionCodec.FILEINSTALL_FILENAME);
+        try {
+            return url == null ? null : Path.of(URI.create(String.valueOf(url).trim()));
+        } catch (RuntimeException e) {
+            return null; // not a file: URL
+        }
     }
 
     /**

@@ -21,12 +21,14 @@ import dev.strata.core.internal.DeviceDefinition;
 /**
  * {@link TornRead} on real bytes: a {@code .cfg} over 8 KiB (a long comment first, as a user may
  * write), read back cut where FileInstall's writer hands the file its first 8192 bytes, is torn;
- * a user's edit of the same file, a small file, and reads that are not a cut of the last valid
+ * a user's edit of a large or a small file, and reads that are not a cut of the last valid
  * definition are not.
  */
 class TornReadTest {
     @TempDir
     Path dir;
+    /** The largest size the store saw its file at: over 8 KiB (the files here are). */
+    private static final long LARGE = 9000;
 
     private static final String PATH = "/srv/strata/images/" + "very-long-directory-name/".repeat(8) + "backing0.img";
     private final DeviceDefinition last = new DeviceDefinition("backing0", "tfile",
@@ -67,19 +69,19 @@ class TornReadTest {
         Path cfg = write(full); // the write went on: the file is complete by the time the update is stored
         Hashtable<String, Object> cut = read(full.substring(0, TornRead.WRITE_CHUNK), cfg);
         assertTrue(String.valueOf(cut.get("arg.path")).length() < PATH.length(), "the cut is inside the path: " + cut);
-        assertTrue(TornRead.isTorn(cut, last));
+        assertTrue(TornRead.isTorn(cut, last, LARGE));
         // cut after whole keys: the size and the id are missing
         String later = file(8192 - "name = backing0\ntype = tfile\narg.path = ".length() - PATH.length() - 1);
         cfg = write(later);
         cut = read(later.substring(0, TornRead.WRITE_CHUNK), cfg);
         assertFalse(cut.containsKey("arg.size"), String.valueOf(cut));
-        assertTrue(TornRead.isTorn(cut, last));
+        assertTrue(TornRead.isTorn(cut, last, LARGE));
         // cut inside a key's name: "arg.si" with no value
         String inKey = file(8192 - "name = backing0\ntype = tfile\narg.path = ".length() - PATH.length() - 1 - "arg.si".length());
         cfg = write(inKey);
         cut = read(inKey.substring(0, TornRead.WRITE_CHUNK), cfg);
         assertEquals("", cut.get("arg.si"), String.valueOf(cut));
-        assertTrue(TornRead.isTorn(cut, last));
+        assertTrue(TornRead.isTorn(cut, last, LARGE));
     }
 
     @Test
@@ -87,33 +89,44 @@ class TornReadTest {
         String full = file(8100);
         String prefix = full.substring(0, TornRead.WRITE_CHUNK);
         Path cfg = write(prefix); // the file holds exactly the read: its writer has not written the rest yet
-        assertTrue(TornRead.isTorn(read(prefix, cfg), last));
+        assertTrue(TornRead.isTorn(read(prefix, cfg), last, LARGE));
     }
 
     @Test
     void aUsersEditThatDeletedTheLastLinesIsNotTorn() throws IOException {
         String edited = file(9000).replace("arg.size = 1M\nid = 5b0e3c52-0000-4000-8000-000000000001\n", "");
         Path cfg = write(edited); // the file holds the edit
-        assertFalse(TornRead.isTorn(read(edited, cfg), last));
+        assertFalse(TornRead.isTorn(read(edited, cfg), last, LARGE));
     }
 
     @Test
-    void aFileUnder8KiBIsWrittenInOnePieceAndNeverTorn() throws IOException {
+    void aSmallFileIsNeverTorn() throws IOException {
         String full = file(200);
-        Path cfg = write(full);
-        assertFalse(TornRead.isTorn(read(full.substring(0, full.indexOf("arg.size")), cfg), last));
+        String edited = full.substring(0, full.indexOf("arg.size"));
+        Path cfg = write(edited);
+        assertFalse(TornRead.isTorn(read(edited, cfg), last, full.length()), "the user's edit on disk");
+        write("");
+        assertFalse(TornRead.isTorn(read(edited, cfg), last, full.length()), "not on disk: still never over 8 KiB");
+    }
+
+    @Test
+    void aReadWhileTheNextWriteBackHasTruncatedTheFileIsTorn() throws IOException {
+        // seen with the real FileInstall: its next write-back had emptied the file when the cut read was stored
+        String full = file(8100);
+        Path cfg = write("");
+        assertTrue(TornRead.isTorn(read(full.substring(0, TornRead.WRITE_CHUNK), cfg), last, LARGE));
     }
 
     @Test
     void readsThatAreNoCutOfTheLastDefinitionAreNotTorn() throws IOException {
         String full = file(8100);
         Path cfg = write(full);
-        assertFalse(TornRead.isTorn(read(full, cfg), last), "the whole definition");
-        assertFalse(TornRead.isTorn(read(full.replace("arg.size = 1M", "arg.size = 2M"), cfg), last), "a changed value");
-        assertFalse(TornRead.isTorn(read(full + "arg.fail = write\n", cfg), last), "a key added");
-        assertFalse(TornRead.isTorn(read("# only a comment\n", cfg), last), "empty: the emptied case");
-        assertFalse(TornRead.isTorn(read(full.substring(0, TornRead.WRITE_CHUNK), cfg), null), "no valid one before");
+        assertFalse(TornRead.isTorn(read(full, cfg), last, LARGE), "the whole definition");
+        assertFalse(TornRead.isTorn(read(full.replace("arg.size = 1M", "arg.size = 2M"), cfg), last, LARGE), "a changed value");
+        assertFalse(TornRead.isTorn(read(full + "arg.fail = write\n", cfg), last, LARGE), "a key added");
+        assertFalse(TornRead.isTorn(read("# only a comment\n", cfg), last, LARGE), "empty: the emptied case");
+        assertFalse(TornRead.isTorn(read(full.substring(0, TornRead.WRITE_CHUNK), cfg), null, LARGE), "no valid one before");
         Files.delete(cfg);
-        assertFalse(TornRead.isTorn(read(full.substring(0, TornRead.WRITE_CHUNK), cfg), last), "its file deleted");
+        assertFalse(TornRead.isTorn(read(full.substring(0, TornRead.WRITE_CHUNK), cfg), last, LARGE), "its file deleted");
     }
 }

@@ -57,8 +57,10 @@ final class TornRead {
         if (last == null || url == null || largest < WRITE_CHUNK - SLACK) {
             return false;
         }
-        Map<String, String> read = definitionKeys(props);
-        if (read.isEmpty() || !prefixShaped(read, definitionKeys(DefinitionCodec.encode(last)))) {
+        // the identity is left out: core stamps one into a definition that has none, a cut read too
+        // (the manager's delivery can read it before this listener runs), and a cut can drop it
+        Map<String, String> read = withoutId(definitionKeys(props));
+        if (read.isEmpty() || !prefixShaped(read, withoutId(definitionKeys(DefinitionCodec.encode(last))))) {
             return false; // empty (the emptied case), the same, or not a cut of the last one
         }
         Path file = file(props);
@@ -71,13 +73,18 @@ final class TornRead {
         } catch (IOException e) {
             return false; // gone: a deletion, never undone
         }
-        if (!read.equals(parse(now))) {
+        if (!read.equals(withoutId(parse(now)))) {
             // the file holds something else than was read: the write went on, or the next one
             // began (truncated: its size now says nothing of the size that was read)
             return true;
         }
         int rest = now.length % WRITE_CHUNK;
         return now.length >= WRITE_CHUNK - SLACK && (rest == 0 || rest >= WRITE_CHUNK - SLACK);
+    }
+
+    private static Map<String, String> withoutId(Map<String, String> keys) {
+        keys.remove(DefinitionCodec.ID);
+        return keys;
     }
 
     /** The size of the configuration's file now (bytes; -1: none, not a file, or unreadable). */

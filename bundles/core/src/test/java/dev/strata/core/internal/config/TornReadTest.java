@@ -85,6 +85,17 @@ class TornReadTest {
     }
 
     @Test
+    void aCutReadTheManagerStampedAnIdentityIntoIsTornToo() throws IOException {
+        // in a real Felix the manager's delivery read the cut one before this judgement and stamped an id into it
+        DeviceDefinition noId = new DeviceDefinition("backing0", "tfile", Map.of("path", PATH, "size", "1M"));
+        String full = file(8100);
+        Path cfg = write(full);
+        Hashtable<String, Object> cut = read(full.substring(0, TornRead.WRITE_CHUNK), cfg);
+        cut.put("id", "0b6a6f4e-0000-4000-8000-000000000002");
+        assertTrue(TornRead.isTorn(cut, noId, LARGE));
+    }
+
+    @Test
     void aWriteStalledAtTheBufferEndIsTornToo() throws IOException {
         String full = file(8100);
         String prefix = full.substring(0, TornRead.WRITE_CHUNK);

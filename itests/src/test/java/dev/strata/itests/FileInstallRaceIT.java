@@ -140,63 +140,6 @@ public class FileInstallRaceIT {
         }
     }
 
-    /**
-     * A file over FileInstall's 8 KiB write buffer (a long comment first, as a user may keep) is
-     * handed to the file in 8192-byte writes, and a poll in between reads it cut short: here the
-     * cut read is stored as the poll would (the file's first 8192 bytes, ending inside
-     * {@code arg.size}'s name), after the whole definition, before the manager's deliveries run.
-     * The real FileInstall writes each update back into the file (outside {@code deploy/}). The
-     * cut read must never be applied: without the manager's write-back the device never came up
-     * (no size) and the file lost its last line for good.
-     */
-    @Test
-    public void aDefinitionReadCutShortIsWrittenBackNotApplied() throws Exception {
-        Path elsewhere = Files.createDirectories(Path.of(context.getProperty("felix.fileinstall.dir")).resolveSibling("elsewhere"));
-        for (int round = 1; round <= ROUNDS; round++) {
-            String name = "cut" + round;
-            String keys = "name = " + name + "\ntype = memory\narg.si";
-            int comment = 8192 - keys.length();
-            StringBuilder sb = new StringBuilder();
-            while (sb.length() < comment) {
-                sb.append("# notes about this device that its owner keeps in the file itself\n");
-            }
-            sb.setLength(comment);
-            sb.setCharAt(comment - 1, '\n');
-            String content = sb + keys + "ze = 64k\n";
-            Path cfg = elsewhere.resolve("dev.strata.device-" + name + ".cfg");
-            Files.writeString(cfg, content);
-            String url = cfg.toUri().toString();
-            var c = cm.getFactoryConfiguration("dev.strata.device", name, "?");
-            java.util.Hashtable<String, Object> full = new java.util.Hashtable<>();
-            full.put("name", name);
-            full.put("type", "memory");
-            full.put("arg.size", "64k");
-            full.put("felix.fileinstall.filename", url);
-            c.update(full);
-            java.util.Hashtable<String, Object> cut = new java.util.Hashtable<>();
-            cut.put("name", name);
-            cut.put("type", "memory");
-            cut.put("arg.si", ""); // what a properties read of the first 8192 bytes gives
-            cut.put("felix.fileinstall.filename", url);
-            c.update(cut);
-            int r = round;
-            Await.until("round " + r + ": the cut read written back, the device up with its size", 60,
-                    () -> manager.info(name).filter(d -> d.state() == DeviceState.ACTIVE
-                            && "64k".equals(d.arguments().get("size"))).isPresent()
-                            && fileHolds(cfg, "arg.size") && !fileHolds(cfg, "arg.si ") && !fileHolds(cfg, "arg.si="),
-                    () -> diagnose(List.of(cfg)));
-            manager.remove(name, false);
-        }
-    }
-
-    private static boolean fileHolds(Path f, String text) {
-        try {
-            return Files.readString(f).contains(text);
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
     private boolean allUp() {
         for (int i = 0; i < FILES; i++) {
             if (manager.info("race" + i).filter(d -> d.state() == DeviceState.ACTIVE).isEmpty()) {

@@ -81,7 +81,10 @@ final class Attacher {
         }
         core.operations.lockOp(d);
         try {
-            return attachLocked(d, entry, key, arguments, lowerName);
+            String before = d.lastError;
+            String report = attachLocked(d, entry, key, arguments, lowerName);
+            d.clearErrorNotedBefore(before);
+            return report;
         } finally {
             d.op.unlock();
         }

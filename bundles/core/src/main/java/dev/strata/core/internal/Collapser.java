@@ -79,7 +79,9 @@ final class Collapser {
                         + "try again");
             }
             try {
+                String before = d.lastError;
                 collapseLocked(d, l);
+                d.clearErrorNotedBefore(before);
             } finally {
                 l.op.unlock();
             }

@@ -72,6 +72,19 @@ final class MappedDevice {
         this.definition = definition;
     }
 
+    /**
+     * After a change that stored or installed a new definition of this device succeeded (reload,
+     * switch, attach, collapse, replace): the error noted before it ({@code before}, read under
+     * {@link #op} when the change began) is out of date — a refused configuration the change stored
+     * over, an earlier failed build — and WHY must not keep showing it. An error the change noted
+     * itself (a new string: an old target that did not close cleanly, a tunable not re-applied) stays.
+     */
+    void clearErrorNotedBefore(String before) {
+        if (before != null && lastError == before) { // identity: the same note, not an equal new one
+            lastError = null;
+        }
+    }
+
     DeviceState state() {
         if (target == null) {
             return DeviceState.WAITING_FOR_TARGET;

@@ -41,6 +41,7 @@ final class Reloader {
      * @return what a forced reload stranded, or null
      */
     String reloadLocked(MappedDevice d, DeviceDefinition table, boolean persist, boolean force) throws IOException {
+        String errorBefore = d.lastError;
         DeviceDefinition oldDef = d.definition;
         DeviceDefinition def = carryOver(oldDef, table);
         FactoryEntry entry = core.factories.require(def.type());
@@ -75,6 +76,7 @@ final class Reloader {
             ReloadOrder order = ReloadOrder.of(old, oldLowers, newLowers);
             strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist));
             done = true;
+            d.clearErrorNotedBefore(errorBefore);
             core.graph.setClaims(d, newClaims);
             if (order != ReloadOrder.FIRST_BUILD) {
                 LOG.info("reloaded {} ({} order)", def.tableLine(), order.name().toLowerCase(java.util.Locale.ROOT));

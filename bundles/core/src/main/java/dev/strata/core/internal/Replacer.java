@@ -84,7 +84,9 @@ final class Replacer {
         MappedDevice d = core.graph.require(name);
         core.operations.lockOp(d);
         try {
+            String before = d.lastError;
             replaceLocked(d, newCache, progress);
+            d.clearErrorNotedBefore(before);
         } finally {
             d.op.unlock();
         }

@@ -222,15 +222,18 @@ final class StoreSync {
             if (d.removed || !key.equals(d.storeKey) || !store.holdsInvalid(key)) {
                 return false;
             }
+            // a device not built yet may have been defined from this very read (a cut-short one,
+            // read by a delivery before the store judged it): its last valid copy is what to restore
+            DeviceDefinition back = d.target == null ? store.lastValid(key).orElse(d.definition) : d.definition;
             try {
-                store.restore(key, d.definition);
+                store.restore(key, back);
             } catch (IOException | RuntimeException e) {
                 LOG.warn("device {}: configuration {} is not a valid definition and could not be written back ({}); "
                         + "the device keeps running on its definition", d.name, key, e.getMessage());
                 return false;
             }
             LOG.warn("device {}: configuration {} was changed into an invalid definition (an emptied or half-written "
-                    + "file?); the device keeps its definition, stored again: {}", d.name, key, d.definition.tableLine());
+                    + "file?); the device keeps its definition, stored again: {}", d.name, key, back.tableLine());
             return false;
         } finally {
             d.op.unlock();
@@ -265,8 +268,8 @@ final class StoreSync {
                     last.get().tableLine());
             return false;
         }
-        LOG.warn("device {}: configuration {} was emptied (FileInstall read its file {} while rewriting it); its last "
-                + "definition is stored again: {}", last.get().name(), key, file.get(), last.get().tableLine());
+        LOG.warn("device {}: configuration {} was emptied or cut short (FileInstall read its file {} while rewriting "
+                + "it); its last definition is stored again: {}", last.get().name(), key, file.get(), last.get().tableLine());
         return true;
     }
 

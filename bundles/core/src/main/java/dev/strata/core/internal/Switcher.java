@@ -88,7 +88,9 @@ final class Switcher {
         MappedDevice d = core.graph.require(name);
         core.operations.lockOp(d);
         try {
+            String before = d.lastError;
             switchLocked(d, plan(d, type, arguments, backing, firstBuild), firstBuild == null ? Map.of() : firstBuild);
+            d.clearErrorNotedBefore(before);
         } finally {
             d.op.unlock();
         }

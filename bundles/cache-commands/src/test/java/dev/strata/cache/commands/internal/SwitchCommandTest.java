@@ -284,6 +284,30 @@ class SwitchCommandTest {
         }
     }
 
+    /**
+     * WHY ({@code DeviceInfo.waitingFor}, dev:list's column) said a changed configuration was refused;
+     * a later cache:switch stored the device's definition over it, and WHY still showed the refusal.
+     */
+    @Test
+    void aSwitchClearsAnEarlierRefusedConfiguration() throws Exception {
+        s.run("cache:attach slow writeboost cache=ssd");
+        DeviceDefinition running = stored("slow");
+        Map<String, String> bad = new java.util.LinkedHashMap<>(running.arguments());
+        bad.put("cache", "ghost");
+        String key = s.store.save(new DeviceDefinition("slow", running.type(), bad, running.id(), running.tunables(),
+                null, running.lowerOf())); // as a cm edit or a deploy/ file would change it
+        s.manager.definitionChanged(key).get(60, TimeUnit.SECONDS);
+        String why = s.manager.info("slow").orElseThrow().waitingFor();
+        assertTrue(String.valueOf(why).startsWith("the changed configuration could not be applied: ")
+                && why.contains("ghost"), why);
+        assertEquals("writeboost", s.manager.info("slow").orElseThrow().type(), "the device keeps its definition");
+        assertTrue(s.run("cache:switch slow writecache cache=ssd2").startsWith("slow: switched to writecache"));
+        assertEquals("ssd2", stored("slow").arguments().get("cache"), "the switch stored its definition over the refused one");
+        DeviceInfo slow = s.manager.info("slow").orElseThrow();
+        assertEquals(null, slow.waitingFor(), "the refusal is out of date: " + slow);
+        assertFalse(s.manager.status("slow").containsKey("last_error"), String.valueOf(s.manager.status("slow")));
+    }
+
     private DeviceDefinition stored(String name) {
         return s.store.snapshot().values().stream().filter(d -> d.name().equals(name)).findFirst().orElseThrow();
     }

@@ -36,7 +36,9 @@ import dev.strata.core.internal.DeviceManagerImpl;
  * every change back into its {@code deploy/*.cfg} in place (truncate, then write), its own
  * creation of a configuration too, and its poll can read the file in between and update the
  * configuration to nothing but the file's name. By the time the manager's delivery runs, the
- * configuration may already be empty, so a copy taken at delivery time would be too late.
+ * configuration may already be empty, so a copy taken at delivery time would be too late. A
+ * file over FileInstall's 8 KiB write buffer can also be read cut short rather than empty; such a
+ * read ({@link TornRead}) is treated as an emptied one and does not replace the copy.
  */
 public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory, SynchronousConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigAdminStore.class);
@@ -47,6 +49,14 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     private volatile ServiceRegistration<SynchronousConfigurationListener> listenerRegistration;
     /** The last valid definition seen under each PID of ours (see the class comment). */
     private final java.util.Map<String, DeviceDefinition> lastValid = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * Per PID, the keys of a configuration judged a half-rewritten read of its file
+     * ({@link TornRead}): while the configuration still holds exactly these, it is treated as
+     * emptied — not loaded, written back from the last valid definition.
+     */
+    private final java.util.Map<String, java.util.Map<String, String>> torn = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Per PID made from a file, the largest size (bytes) its file had at any update ({@link TornRead}). */
+    private final java.util.Map<String, Long> largestFile = new java.util.concurrent.ConcurrentHashMap<>();
     /** FileInstall's watched directory (framework property {@code felix.fileinstall.dir}), or null. */
     private volatile String watchedDir;
 
@@ -102,6 +112,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         String pid = event.getPid();
         if (event.getType() == ConfigurationEvent.CM_DELETED) {
             lastValid.remove(pid); // a deletion is never undone: nothing is restored from before it
+            torn.remove(pid);
+            largestFile.remove(pid);
             return;
         }
         if (event.getType() != ConfigurationEvent.CM_UPDATED) {
@@ -109,7 +121,11 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         }
         try {
             Dictionary<String, Object> props = properties(pid);
-            if (props != null) {
+            long largest = props == null ? -1 : largestFile.merge(pid, TornRead.fileSize(props), Math::max);
+            if (props != null && TornRead.isTorn(props, lastValid.get(pid), largest)) {
+                torn.put(pid, TornRead.definitionKeys(props)); // the last valid one stays the copy to restore
+            } else if (props != null) {
+                torn.remove(pid);
                 lastValid.put(pid, DefinitionCodec.decode(pid, props));
             }
         } catch (IOException | RuntimeException e) {
@@ -167,8 +183,8 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     @Override
     public Optional<DeviceDefinition> load(String key) throws IOException {
         Dictionary<String, Object> props = properties(key);
-        if (props == null) {
-            return Optional.empty();
+        if (props == null || tornNow(key, props)) {
+            return Optional.empty(); // a half-read one is the manager's to report (StoreSync), as an emptied one
         }
         try {
             return Optional.of(DefinitionCodec.decode(key, props));
@@ -183,7 +199,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     @Override
     public Optional<String> emptiedFile(String key) throws IOException {
         Dictionary<String, Object> props = properties(key);
-        if (props == null || !emptied(props)) {
+        if (props == null || !emptied(props) && !tornNow(key, props)) {
             return Optional.empty();
         }
         String source = String.valueOf(props.get(DefinitionCodec.FILEINSTALL_FILENAME));
@@ -196,6 +212,12 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     @Override
     public Optional<DeviceDefinition> lastValid(String key) {
         return Optional.ofNullable(lastValid.get(key));
+    }
+
+    /** Whether the configuration under {@code key} still holds exactly what was judged a half-rewritten read. */
+    private boolean tornNow(String key, Dictionary<String, ?> props) {
+        java.util.Map<String, String> t = torn.get(key);
+        return t != null && t.equals(TornRead.definitionKeys(props));
     }
 
     /**
@@ -243,6 +265,9 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         Object source = cs[0].getProperties().get(DefinitionCodec.FILEINSTALL_FILENAME);
         if (SourceFile.gone(source == null ? null : source.toString(), watchedDir).isPresent()) {
             return false; // its file was deleted: FileInstall is removing the device, not emptying its file
+        }
+        if (tornNow(key, cs[0].getProperties())) {
+            return true;
         }
         try {
             DefinitionCodec.decode(key, cs[0].getProperties());

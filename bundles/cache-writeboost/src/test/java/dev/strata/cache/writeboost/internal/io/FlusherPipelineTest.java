@@ -40,20 +40,14 @@ class FlusherPipelineTest {
         int n;
         try {
             long before = wb.lastWrittenId();
-            int i = 0;
-            for (; i < 5; i++) {
-                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
-            }
+            int i = writeBlocks(wb, 0, 5);
             Future<?> first = ex.submit(() -> {
                 wb.flush(); // seals the 5-block record: the first log write, held
                 return null;
             });
             assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
             // the rest of segment 0 and segment 1: sealed while the first write is held
-            for (; i < 5 + 249 + 255; i++) {
-                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
-            }
-            n = i;
+            n = writeBlocks(wb, i, 5 + 249 + 255);
             assertTrue(cache.secondWritten.await(60, TimeUnit.SECONDS), "a second log write goes out while the first is held");
             assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
             assertFalse(first.isDone(), "the FLUSH covering the held record has not returned");
@@ -62,13 +56,7 @@ class FlusherPipelineTest {
             wb.flush();
             List<long[]> w = cache.writes();
             assertEquals(6L * BS, w.get(0)[1], "the FLUSH-sealed record: header and 5 blocks");
-            long total = 0;
-            for (int k = 0; k < w.size(); k++) {
-                if (k > 0) {
-                    assertEquals(w.get(k - 1)[0] + w.get(k - 1)[1], w.get(k)[0], "log write " + k + " continues the previous one");
-                }
-                total += w.get(k)[1];
-            }
+            long total = contiguousTotal(w);
             assertEquals(2L * 256 * BS, total, "segments 0 and 1 written exactly once");
             image = cache.d.crash(new Random(1)); // everything was flushed: it must all survive
             wb.close();
@@ -76,17 +64,7 @@ class FlusherPipelineTest {
             cache.release.countDown();
             ex.shutdownNow();
         }
-        WriteboostCache re = WriteboostCache.open("wb", backing, image, false, FlusherCoalescingTest.T,
-                WriteboostCache.Options.defaults().manual(), null);
-        try {
-            for (int k = 0; k < n; k++) {
-                ByteBuffer b = ByteBuffer.allocate(BS);
-                re.read(FlusherCoalescingTest.blockOf(k) * BS, b);
-                assertArrayEquals(FlusherCoalescingTest.content(k), b.array(), "block " + k + " after recovery");
-            }
-        } finally {
-            re.close();
-        }
+        assertRecovers(backing, image, n);
     }
 
     /**
@@ -106,10 +84,7 @@ class FlusherPipelineTest {
         int n;
         try {
             long before = wb.lastWrittenId();
-            int i = 0;
-            for (; i < 5; i++) {
-                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
-            }
+            int i = writeBlocks(wb, 0, 5);
             Future<?> first = ex.submit(() -> {
                 wb.flush(); // the first log write, held
                 return null;
@@ -117,10 +92,7 @@ class FlusherPipelineTest {
             assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
             // the rest of segment 0, then segments 1 and 2: with this cache's 4 buffers one write
             // covers at most one segment, so these are at least two more writes
-            for (; i < 5 + 249 + 255 + 255; i++) {
-                wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
-            }
-            n = i;
+            n = writeBlocks(wb, i, 5 + 249 + 255 + 255);
             assertTrue(cache.twoMoreWritten.await(60, TimeUnit.SECONDS),
                     "two more log writes reach the device while the first is held");
             assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
@@ -129,13 +101,7 @@ class FlusherPipelineTest {
             first.get(60, TimeUnit.SECONDS);
             wb.flush();
             List<long[]> w = cache.writes();
-            long total = 0;
-            for (int k = 0; k < w.size(); k++) {
-                if (k > 0) {
-                    assertEquals(w.get(k - 1)[0] + w.get(k - 1)[1], w.get(k)[0], "log write " + k + " continues the previous one");
-                }
-                total += w.get(k)[1];
-            }
+            long total = contiguousTotal(w);
             assertEquals(3L * 256 * BS, total, "segments 0, 1 and 2 written exactly once");
             image = cache.d.crash(new Random(2)); // everything was flushed: it must all survive
             wb.close();
@@ -143,6 +109,31 @@ class FlusherPipelineTest {
             cache.release.countDown();
             ex.shutdownNow();
         }
+        assertRecovers(backing, image, n);
+    }
+
+    /** Writes blocks {@code from} to {@code to} (exclusive) of the coalescing test's pattern; returns {@code to}. */
+    private static int writeBlocks(WriteboostCache wb, int from, int to) throws Exception {
+        for (int i = from; i < to; i++) {
+            wb.write(FlusherCoalescingTest.blockOf(i) * BS, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
+        }
+        return to;
+    }
+
+    /** Checks that each log write continues the previous one on the device; returns the bytes written in all. */
+    private static long contiguousTotal(List<long[]> w) {
+        long total = 0;
+        for (int k = 0; k < w.size(); k++) {
+            if (k > 0) {
+                assertEquals(w.get(k - 1)[0] + w.get(k - 1)[1], w.get(k)[0], "log write " + k + " continues the previous one");
+            }
+            total += w.get(k)[1];
+        }
+        return total;
+    }
+
+    /** Reopens the cache from {@code image} and checks that blocks 0 to n - 1 read back exactly. */
+    private static void assertRecovers(MemDevice backing, MemDevice image, int n) throws Exception {
         WriteboostCache re = WriteboostCache.open("wb", backing, image, false, FlusherCoalescingTest.T,
                 WriteboostCache.Options.defaults().manual(), null);
         try {

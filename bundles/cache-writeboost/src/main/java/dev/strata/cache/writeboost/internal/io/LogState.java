@@ -207,6 +207,14 @@ final class LogState {
      */
     volatile boolean stopWriteback;
     /**
+     * Counts cancelled {@code writebackAll} calls (Ctrl-C of {@code cache:writeback} and the commands
+     * that drain), incremented under {@code lock}. A batch collected before a cancel abandons itself
+     * at its next backing write, before its backing flush, and at its completion (under the lock),
+     * so the cancel reports at once without waiting for the backing writes in flight, and its
+     * report stays exact: the batch counts as written back only if it completed before the cancel.
+     */
+    volatile long writebackCancels;
+    /**
      * Copies in flight into the buffers, one flag per buffer slot ({@code buffer * SB + slot}): a
      * full-block write reserves its slot, index entry and header entry under {@code lock} and
      * copies its data after releasing it (the copy is the longest part of a write, and the lock

@@ -61,10 +61,18 @@ final class Writeback {
     final WritebackBatcher.Backing backingWriter = this::writeBacking;
 
     void writeBacking(long offset, ByteBuffer src) throws IOException {
-        if (log.stopWriteback) {
+        if (abandoned()) {
             throw new Abandoned(log.name);
         }
         log.backing.write(offset, src, 0);
+    }
+
+    /** {@link LogState#writebackCancels} when the batch in progress was collected. */
+    private volatile long batchCancels;
+
+    /** Whether the batch in progress is to be given up: the daemons stop, or a writebackAll was cancelled since it was collected. */
+    private boolean abandoned() {
+        return log.stopWriteback || log.writebackCancels != batchCancels;
     }
 
     /** Given the urgency by {@link #writebackRunOnce} before it collects the batch (a seam for tests). */
@@ -194,6 +202,7 @@ final class Writeback {
             System.arraycopy(wbKeys, 0, log.wbBlocks, 0, count);
             Arrays.sort(log.wbBlocks, 0, count);
             log.wbCount = count;
+            batchCancels = log.writebackCancels;
         } finally {
             log.lock.unlock();
         }
@@ -225,7 +234,7 @@ final class Writeback {
         }
         try {
             writeBack(count);
-            if (log.stopWriteback) {
+            if (abandoned()) {
                 throw new Abandoned(log.name);
             }
             log.backing.flush();
@@ -241,13 +250,20 @@ final class Writeback {
                 log.lock.unlock();
             }
             if (e instanceof Abandoned) {
-                return false; // the daemons are stopping: not an error, nothing was written back
+                return false; // stopping or cancelled: not an error, nothing was written back
             }
             throw e;
         }
         long now = log.clock.nanoTime();
         log.lock.lock();
         try {
+            if (log.writebackCancels != batchCancels) {
+                // cancelled during the backing flush: its report counted these blocks as dirty,
+                // and they stay so (a later batch writes the same data again)
+                log.wbCount = 0;
+                log.signal();
+                return false;
+            }
             long still = 0;
             for (long sid = from; sid <= to; sid++) {
                 int p = log.phys(sid);
@@ -386,7 +402,7 @@ final class Writeback {
         try {
             writebackAll(progress, writeback, stall, start);
         } catch (InterruptedException e) {
-            long d = stopForcing(stall);
+            long d = stopForcing();
             progress.update(d, Math.max(0, start - d));
             throw e;
         }
@@ -442,23 +458,17 @@ final class Writeback {
 
     /**
      * A cancelled {@link #writebackAll}: no further batch is forced, and the one in flight is
-     * waited for (at most {@code stall}), so the last report counts what it wrote back; a cancel
-     * that reported before the batch completed said "0 of N written back" while N went back.
-     * Returns the blocks still dirty.
+     * abandoned ({@link LogState#writebackCancels}), not waited for: waiting took up to a whole
+     * batch of backing writes (9 s and more on a slow disk, up to {@code io_timeout_ms}) before
+     * Ctrl-C returned. Returns the blocks still dirty, exact: a batch that completed before this
+     * is counted, one that had not never will be (its blocks stay dirty; its backing writes in
+     * flight end in the writeback thread, which keeps them registered against bypasses until then).
      */
-    private long stopForcing(long stall) {
+    private long stopForcing() {
         log.lock.lock();
         try {
             log.forceWriteback = false;
-            long left = stall;
-            while (log.wbCount > 0 && left > 0) {
-                try {
-                    left = log.changed.awaitNanos(left);
-                } catch (InterruptedException again) {
-                    // a --cancel may interrupt once more: the batch is still waited for (the
-                    // caller throws InterruptedException anyway)
-                }
-            }
+            log.writebackCancels++;
             return log.dirty;
         } finally {
             log.lock.unlock();

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.strata.cache.writeboost.internal.testing.MemDevice;
 import dev.strata.testsupport.target.ForwardingBlockDevice;
+import dev.strata.testsupport.target.GatedDevice;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -86,6 +87,131 @@ class WritebackCancelTest {
         } finally {
             pool.shutdownNow();
             wb.close();
+        }
+    }
+
+    /**
+     * Ctrl-C while the forced batch's backing writes are held (a slow disk): the cancel returns
+     * while they are still held (it used to wait for the whole batch, up to io_timeout_ms),
+     * reports nothing written back, and the batch is abandoned: its blocks stay dirty after the
+     * writes are released, a later writeback counts each block once, and a reopen (recovery)
+     * finds exactly the blocks the cancel reported dirty.
+     */
+    @Test
+    void aCancelReturnsWhileTheBatchIsHeldAndTheBatchStaysDirty() throws Exception {
+        Tunables t = Tunables.DEFAULTS.with(Tunables.SEQUENTIAL_CUTOFF, "0").with(Tunables.WRITEBACK_THRESHOLD, "0");
+        MemDevice backingMem = new MemDevice("backing", 16L * MIB);
+        MemDevice cacheMem = new MemDevice("cache", 65L * MIB);
+        GatedDevice backing = new GatedDevice(backingMem);
+        WriteboostCache wb = WriteboostCache.open("wb", backing, cacheMem, false, t,
+                WriteboostCache.Options.defaults().manual().withBackgroundWriteback(true), null);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        long before;
+        long firstRound = -1;
+        try {
+            for (long i = 0; i < 600; i++) {
+                long b = i * 37 % 4096; // scattered: nothing merges, a batch is many backing writes
+                wb.write(b * 4096, ByteBuffer.allocate(4096).putLong(0, b + 1), 0);
+            }
+            wb.flush();
+            before = wb.dirtyBlocks();
+            assertTrue(before > 0);
+            backing.hold();
+            AtomicReference<Thread> caller = new AtomicReference<>();
+            AtomicLong reportedDirty = new AtomicLong(-1);
+            AtomicLong reportedWritten = new AtomicLong(-1);
+            Future<?> run = pool.submit(() -> {
+                caller.set(Thread.currentThread());
+                wb.writebackAll((dirty, writtenBack) -> {
+                    reportedDirty.set(dirty);
+                    reportedWritten.set(writtenBack);
+                });
+                return null;
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (backing.waiting() == 0) { // the daemon's batch is in flight, held at the gate
+                assertTrue(System.nanoTime() < deadline, "timed out waiting for the batch's backing writes");
+                Thread.onSpinWait();
+            }
+            caller.get().interrupt(); // Ctrl-C
+            ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(60, TimeUnit.SECONDS));
+            assertInstanceOf(InterruptedException.class, e.getCause());
+            assertTrue(backing.waiting() > 0, "the cancel returned while the batch's writes were still held");
+            assertEquals(before, reportedDirty.get(), "the held batch is reported still dirty");
+            assertEquals(0, reportedWritten.get(), "nothing abandoned counts as written back");
+            assertEquals(before, wb.dirtyBlocks());
+            backing.release();
+            // a writeback after the cancel: it starts once the abandoned batch has ended (one
+            // writeback thread) and writes back every block, each counted once
+            AtomicLong written = new AtomicLong(-1);
+            wb.writebackAll((dirty, writtenBack) -> written.set(writtenBack));
+            assertEquals(0, wb.dirtyBlocks());
+            assertEquals(before, written.get(), "every block written back once, after the cancel");
+            firstRound = before;
+            checkData(backingMem);
+            // dirty again, cancel held, close: the recovered log holds exactly what was reported dirty
+            for (long i = 0; i < 600; i++) {
+                long b = i * 37 % 4096;
+                wb.write(b * 4096, ByteBuffer.allocate(4096).putLong(0, b + 2), 0);
+            }
+            wb.flush();
+            before = wb.dirtyBlocks();
+            backing.hold();
+            Future<?> again = pool.submit(() -> {
+                caller.set(Thread.currentThread());
+                wb.writebackAll((dirty, writtenBack) -> reportedDirty.set(dirty));
+                return null;
+            });
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (backing.waiting() == 0) {
+                assertTrue(System.nanoTime() < deadline, "timed out waiting for the batch's backing writes");
+                Thread.onSpinWait();
+            }
+            caller.get().interrupt();
+            assertInstanceOf(InterruptedException.class,
+                    assertThrows(ExecutionException.class, () -> again.get(60, TimeUnit.SECONDS)).getCause());
+            assertEquals(before, reportedDirty.get());
+            backing.release();
+        } finally {
+            backing.release();
+            pool.shutdownNow();
+            wb.close();
+        }
+        // read after close: the daemon counts a batch after it has signalled its completion, so
+        // only once it has stopped is the counter final. Neither abandoned batch is in it.
+        assertEquals(Long.toString(firstRound), wb.status().get("written_back_blocks"),
+                "the abandoned batches were not counted");
+        WriteboostCache reopened = WriteboostCache.open("wb", backingMem, cacheMem, false, t,
+                WriteboostCache.Options.defaults().manual(), null);
+        try {
+            assertEquals(before, reopened.dirtyBlocks(), "recovery finds the abandoned batch dirty, as reported");
+            for (long i = 0; i < 600; i++) {
+                long b = i * 37 % 4096;
+                ByteBuffer r = ByteBuffer.allocate(4096);
+                reopened.read(b * 4096, r);
+                assertEquals(b + 2, r.getLong(0), "block " + b + " through the cache");
+            }
+            reopened.writebackAll((d, w) -> { });
+            assertEquals(0, reopened.dirtyBlocks());
+        } finally {
+            reopened.close();
+        }
+        ByteBuffer r = ByteBuffer.allocate(4096);
+        for (long i = 0; i < 600; i++) {
+            long b = i * 37 % 4096;
+            r.clear();
+            backingMem.read(b * 4096, r);
+            assertEquals(b + 2, r.getLong(0), "block " + b + " on the backing device");
+        }
+    }
+
+    private static void checkData(MemDevice backing) throws IOException {
+        ByteBuffer r = ByteBuffer.allocate(4096);
+        for (long i = 0; i < 600; i++) {
+            long b = i * 37 % 4096;
+            r.clear();
+            backing.read(b * 4096, r);
+            assertEquals(b + 1, r.getLong(0), "block " + b + " on the backing device");
         }
     }
 

@@ -276,7 +276,7 @@ final class Writeback {
             }
             throw e;
         }
-        counters.writtenBack.add(n);
+        counters.writtenBack(n);
         counters.writebackBatches.increment();
         return n;
     }

@@ -347,6 +347,7 @@ public final class WritecacheTarget implements CacheTarget {
         m.put("commits", Long.toString(counters.commits.sum()));
         m.put("seq_count", Long.toString(seq));
         m.put(Keys.WRITTEN_BACK_BLOCKS, Long.toString(counters.writtenBack.sum()));
+        m.put(Keys.WRITEBACK_RATE, Long.toString(counters.writebackRate.perSecond()));
         m.put(Keys.WRITEBACK_ERROR, Long.toString(counters.writebackErrors.sum()));
         m.put("writeback_batches", Long.toString(counters.writebackBatches.sum()));
         counters.renderLatencies(m);

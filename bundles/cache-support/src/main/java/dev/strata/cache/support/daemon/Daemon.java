@@ -146,6 +146,16 @@ public final class Daemon {
         }
     }
 
+    /**
+     * Whether {@link #stop()} has been called: a task whose round can run long (writeback of many
+     * batches to a slow device) polls it between steps and abandons the rest, so that a stop (a
+     * suspend, a replace's pause) waits only for the I/O already issued, not for the whole round
+     * (it waited the full 30 s before the interrupt).
+     */
+    public boolean stopping() {
+        return stopping;
+    }
+
     public boolean running() {
         Thread t = thread;
         return t != null && t.isAlive();

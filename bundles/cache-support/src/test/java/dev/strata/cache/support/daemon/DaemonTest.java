@@ -128,4 +128,38 @@ class DaemonTest {
         assertTrue(!aliveAfterStop.get(), "stop() returned while the daemon's thread still ran");
         assertTrue(keptInterrupt.get(), "the caller's interrupt was swallowed");
     }
+
+    /**
+     * A task in a long round (writeback of many batches) sees the stop at once through
+     * {@link Daemon#stopping()} and ends the round; it is not left to run until the stop's 30 s
+     * interrupt (a cache:replace paused client I/O for 30 s that way). The task is released only
+     * by seeing the flag, so without it the stop would end only through that interrupt.
+     */
+    @Test
+    void aLongRoundSeesTheStopAndEndsIt() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean sawStop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger steps = new java.util.concurrent.atomic.AtomicInteger();
+        Daemon[] self = new Daemon[1];
+        Daemon d = new Daemon("test-daemon", () -> {
+            running.countDown();
+            while (!self[0].stopping()) {
+                steps.incrementAndGet(); // one more batch
+                if (Thread.currentThread().isInterrupted()) {
+                    return false; // the stop's last resort: the flag was not seen
+                }
+                Thread.onSpinWait();
+            }
+            sawStop.set(true);
+            return true;
+        }, lock, changed, TimeUnit.HOURS.toMillis(1), () -> events);
+        self[0] = d;
+        assertTrue(!d.stopping());
+        d.start();
+        assertTrue(running.await(30, TimeUnit.SECONDS));
+        d.stop();
+        assertTrue(sawStop.get(), "the round did not see the stop");
+        assertTrue(!d.running());
+        assertTrue(d.stopping());
+    }
 }

@@ -45,6 +45,8 @@ final class Background {
     private final Condition changed = lock.newCondition();
     private long events;
     private final Daemon daemon;
+    /** {@link #ending()} as the batches' abandon check (one object, not one per batch). */
+    private final BooleanSupplier endingCheck = this::ending;
     /** Whether the last round held writeback for pause_writeback (status). */
     private volatile boolean paused;
     /**
@@ -142,6 +144,15 @@ final class Background {
     }
 
     /**
+     * Whether the round should end now: the cache closes, or the daemon is being stopped (a
+     * suspend: the batch in flight is abandoned, its blocks stay dirty; a stop used to wait for
+     * the whole writeback down to the low watermark, 30 s on a slow backing device).
+     */
+    private boolean ending() {
+        return closed.getAsBoolean() || (daemon != null && daemon.stopping());
+    }
+
+    /**
      * One round: commit once {@code autocommit_blocks} are uncommitted or the first of them is
      * {@code autocommit_time} old; from the high watermark write back the oldest blocks, as fast
      * as the controller allows, until the low watermark; in cleaner mode everything, unpaced;
@@ -174,7 +185,7 @@ final class Background {
         } else {
             paused = false;
         }
-        while (wb && !closed.getAsBoolean()) {
+        while (wb && !ending()) {
             int n;
             long cached;
             synchronized (state) {
@@ -189,9 +200,12 @@ final class Background {
                     return false;
                 }
             }
-            if (writeback.oldest(n) == 0) {
+            if (writeback.oldest(n, Long.MAX_VALUE, endingCheck) == 0) {
+                if (ending()) {
+                    break;
+                }
                 committer.commit();
-                if (writeback.oldest(n) == 0) {
+                if (writeback.oldest(n, Long.MAX_VALUE, endingCheck) == 0) {
                     break;
                 }
             }
@@ -201,12 +215,12 @@ final class Background {
             }
         }
         // max_age: blocks written longer ago than that go back whatever the watermarks
-        if (t.maxAge() > 0 && !closed.getAsBoolean()) {
+        if (t.maxAge() > 0 && !ending()) {
             long limit;
             synchronized (state) {
                 limit = state.agedSeqLimit(state.now() - t.maxAge() * 1_000_000L);
             }
-            while (limit >= 0 && !closed.getAsBoolean() && writeback.oldest(t.writebackBatch(), limit) > 0) {
+            while (limit >= 0 && !ending() && writeback.oldest(t.writebackBatch(), limit, endingCheck) > 0) {
                 // next batch
             }
         }

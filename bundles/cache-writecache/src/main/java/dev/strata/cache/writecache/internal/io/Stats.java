@@ -5,6 +5,7 @@ import dev.strata.cache.support.stats.BusyMeter;
 import dev.strata.cache.support.stats.Counters;
 import dev.strata.cache.support.stats.Counters.Counter;
 import dev.strata.cache.support.stats.LatencyRecorder;
+import dev.strata.cache.support.stats.RecentRate;
 import dev.strata.cache.support.time.Clock;
 
 /**
@@ -31,6 +32,14 @@ final class Stats {
     final Counter writtenBack = all.counter(Keys.WRITTEN_BACK_BLOCKS);
     final Counter writebackBatches = all.counter("writeback_batches");
     final Counter writebackErrors = all.counter(Keys.WRITEBACK_ERROR);
+    /**
+     * Blocks written back per second over the last few seconds: {@code cache:stats}' shared
+     * layout reads {@link Keys#WRITEBACK_RATE} for its "writeback" line, and said "writeback
+     * idle" while writecache wrote back (it did not report the key).
+     */
+    final RecentRate writebackRate;
+    /** The rate's window, as writeboost's. */
+    static final int WRITEBACK_RATE_WINDOW_S = 5;
     final LatencyRecorder readLatency;
     final LatencyRecorder writeLatency;
     final LatencyRecorder flushLatency;
@@ -45,6 +54,13 @@ final class Stats {
         this.writeLatency = new LatencyRecorder("write", clock);
         this.flushLatency = new LatencyRecorder("flush", clock);
         this.busy = new BusyMeter(clock);
+        this.writebackRate = new RecentRate(clock, WRITEBACK_RATE_WINDOW_S);
+    }
+
+    /** A batch of {@code blocks} was written back (flushed, freed durably). */
+    void writtenBack(long blocks) {
+        writtenBack.add(blocks);
+        writebackRate.add(blocks);
     }
 
     /** {@code blocks} went around to the backing device now. */

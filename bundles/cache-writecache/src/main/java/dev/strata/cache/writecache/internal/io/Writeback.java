@@ -5,9 +5,11 @@ import dev.strata.cache.support.buffer.Buffers;
 import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writecache.internal.index.SlotIndex;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * Writeback of committed blocks: a batch is chosen (the oldest blocks, or the next ones in
@@ -50,6 +52,12 @@ final class Writeback {
     /** Sorted, merged backing writes, several in flight (one batch at a time: {@link #batchLock}). */
     private final WritebackBatcher batcher;
     private final WritebackBatcher.Backing backingWriter;
+    private static final BooleanSupplier NEVER = () -> false;
+    /**
+     * The running batch's "abandon now" (the daemon's stop; {@link #NEVER} for the others), read by
+     * the batcher's threads before each backing write: set per batch under {@link #batchLock}.
+     */
+    private volatile BooleanSupplier abandon = NEVER;
     private ByteBuffer data;
     /** Every entry of a batch is a whole block (partial blocks are merged into their slot on write). */
     private int[] valid = new int[0];
@@ -71,7 +79,12 @@ final class Writeback {
         this.bs = state.layout.blockSize();
         // unsorted: the benchmarks' baseline only (Options.unsortedWriteback)
         this.batcher = new WritebackBatcher(bs, sorted ? MAX_RUN_BYTES / bs : 1, sorted, WritebackBatcher.IN_FLIGHT);
-        this.backingWriter = (offset, src) -> backing.write(offset, src, 0);
+        this.backingWriter = (offset, src) -> {
+            if (abandon.getAsBoolean()) {
+                throw abandoned();
+            }
+            backing.write(offset, src, 0);
+        };
     }
 
     /** Ends the batcher's writeback I/O threads. */
@@ -97,8 +110,20 @@ final class Writeback {
 
     /** As {@link #oldest(int)}, only blocks stamped {@code maxSeq} or lower. */
     int oldest(int max, long maxSeq) throws IOException {
+        return oldest(max, maxSeq, NEVER);
+    }
+
+    /**
+     * As {@link #oldest(int, long)}; once {@code abandon} says so, the batch issues no further
+     * backing write and no flush and marks nothing clean: it waits only for the writes already
+     * issued (their slots stay under writeback until then) and throws an
+     * {@link InterruptedIOException}. Its blocks stay dirty, written back later (or by the next
+     * owner of the devices).
+     */
+    int oldest(int max, long maxSeq, BooleanSupplier abandon) throws IOException {
         batchLock.lock();
         try {
+            this.abandon = abandon;
             grow(max);
             int n;
             committer.lock.lock();
@@ -130,6 +155,7 @@ final class Writeback {
             }
             return run(n);
         } finally {
+            this.abandon = NEVER;
             batchLock.unlock();
         }
     }
@@ -225,6 +251,9 @@ final class Writeback {
             // the batcher sorts by backing block, merges adjacent blocks and keeps several runs in
             // flight; it returns once every run has ended, so the flush covers them all
             batcher.write(n, blocks, valid, data, backingWriter);
+            if (abandon.getAsBoolean()) {
+                throw abandoned(); // unflushed: nothing may be marked clean
+            }
             backing.flush();
             committer.lock.lock();
             try {
@@ -247,7 +276,7 @@ final class Writeback {
             }
             throw e;
         }
-        counters.writtenBack.add(n);
+        counters.writtenBack(n);
         counters.writebackBatches.increment();
         return n;
     }
@@ -263,6 +292,10 @@ final class Writeback {
         }
         return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
                 || Thread.currentThread().isInterrupted();
+    }
+
+    private static InterruptedIOException abandoned() {
+        return new InterruptedIOException("writeback batch abandoned (stopping)");
     }
 
     /** The batch's data buffer (entry i at i * bs), kept between batches (one batch at a time). */

@@ -347,6 +347,7 @@ public final class WritecacheTarget implements CacheTarget {
         m.put("commits", Long.toString(counters.commits.sum()));
         m.put("seq_count", Long.toString(seq));
         m.put(Keys.WRITTEN_BACK_BLOCKS, Long.toString(counters.writtenBack.sum()));
+        m.put(Keys.WRITEBACK_RATE, Long.toString(counters.writebackRate.perSecond()));
         m.put(Keys.WRITEBACK_ERROR, Long.toString(counters.writebackErrors.sum()));
         m.put("writeback_batches", Long.toString(counters.writebackBatches.sum()));
         counters.renderLatencies(m);
@@ -529,31 +530,39 @@ public final class WritecacheTarget implements CacheTarget {
         return cachedBlocks();
     }
 
+    /**
+     * Every dirty block, in backing order, batch after batch. {@code progress} counts only the
+     * blocks of batches that completed (written, flushed, freed durably) and is called once more
+     * however this ends — a Ctrl-C between batches or during one (that batch counts nothing; its
+     * blocks stay dirty), a failure — so that the caller's report uses this count and the dirty
+     * count of the same moment.
+     */
     @Override
     public void writebackAll(WritebackProgress progress) throws IOException, InterruptedException {
         long[] done = new long[1];
         long lastReport = System.nanoTime();
-        while (true) {
-            committer.commit();
-            long at = 0;
-            long before = done[0];
-            while (at >= 0) {
-                if (Thread.interrupted()) {
-                    // the batches that completed count in the cancel's report
-                    progress.update(dirtyBlocks(), done[0]);
-                    throw new InterruptedException("writeback interrupted; " + dirtyBlocks() + " blocks stay dirty");
+        try {
+            while (true) {
+                committer.commit();
+                long at = 0;
+                long before = done[0];
+                while (at >= 0) {
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("writeback interrupted; " + dirtyBlocks() + " blocks stay dirty");
+                    }
+                    at = writeback.inOrder(at, tunables.writebackBatch(), done);
+                    if (System.nanoTime() - lastReport > 1_000_000_000L) {
+                        progress.update(dirtyBlocks(), done[0]);
+                        lastReport = System.nanoTime();
+                    }
                 }
-                at = writeback.inOrder(at, tunables.writebackBatch(), done);
-                if (System.nanoTime() - lastReport > 1_000_000_000L) {
-                    progress.update(dirtyBlocks(), done[0]);
-                    lastReport = System.nanoTime();
+                if (dirtyBlocks() == 0 || done[0] == before) {
+                    break;
                 }
             }
-            if (dirtyBlocks() == 0 || done[0] == before) {
-                break;
-            }
+        } finally {
+            progress.update(dirtyBlocks(), done[0]);
         }
-        progress.update(dirtyBlocks(), done[0]);
     }
 
     // ---- background --------------------------------------------------------------------------

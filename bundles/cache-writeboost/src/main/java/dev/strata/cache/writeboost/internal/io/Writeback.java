@@ -7,6 +7,7 @@ import dev.strata.api.DeviceTimeoutException;
 import dev.strata.api.WritebackController;
 import dev.strata.cache.support.buffer.Buffers;
 import dev.strata.cache.support.daemon.Daemon;
+import dev.strata.cache.support.writeback.Cancellation;
 import dev.strata.cache.support.writeback.ControllerBinding;
 import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writeboost.internal.format.Layout;
@@ -239,7 +240,7 @@ final class Writeback {
             }
             log.backing.flush();
         } catch (IOException e) {
-            if (!(e instanceof Abandoned) && !cancelled(e)) {
+            if (!(e instanceof Abandoned) && !Cancellation.isCancellation(e)) {
                 stats.lastWritebackError = e.getMessage();
             }
             log.lock.lock();
@@ -295,20 +296,6 @@ final class Writeback {
         stats.writebackRate.add(count, now);
         stats.lastWritebackError = "";
         return true;
-    }
-
-    /**
-     * A batch ended by Ctrl-C in its I/O (a batch runs in the command's thread when the daemon is
-     * not running) is not a failing writeback: it had set writeback_error, and cache:stats said
-     * "writeback failing" after a Ctrl-C. A socket timeout is an InterruptedIOException too, and
-     * a real error.
-     */
-    private static boolean cancelled(IOException e) {
-        if (e instanceof java.net.SocketTimeoutException) {
-            return false;
-        }
-        return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
-                || Thread.currentThread().isInterrupted();
     }
 
     void writeBack(int count) throws IOException {

@@ -2,6 +2,7 @@ package dev.strata.cache.writecache.internal.io;
 
 import dev.strata.api.BlockDevice;
 import dev.strata.cache.support.buffer.Buffers;
+import dev.strata.cache.support.writeback.Cancellation;
 import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writecache.internal.index.SlotIndex;
 import java.io.IOException;
@@ -266,7 +267,7 @@ final class Writeback {
                 committer.lock.unlock();
             }
         } catch (IOException | RuntimeException e) {
-            if (!cancelled(e)) {
+            if (!Cancellation.isCancellation(e)) {
                 counters.writebackErrors.increment();
             }
             if (!ended) {
@@ -279,19 +280,6 @@ final class Writeback {
         counters.writtenBack(n);
         counters.writebackBatches.increment();
         return n;
-    }
-
-    /**
-     * A batch ended by Ctrl-C ({@code cache:writeback}, {@code dev:message … flush}) is not a failed
-     * writeback: counted, {@code cache:stats} said "writeback failing" with nothing in the log. A
-     * socket timeout is an {@code InterruptedIOException} too, and a real error.
-     */
-    private static boolean cancelled(Exception e) {
-        if (e instanceof java.net.SocketTimeoutException) {
-            return false;
-        }
-        return e instanceof java.io.InterruptedIOException || e instanceof java.nio.channels.ClosedByInterruptException
-                || Thread.currentThread().isInterrupted();
     }
 
     private static InterruptedIOException abandoned() {

@@ -43,7 +43,7 @@ final class BackingIdentity {
             return; // a rebuilt superblock names no backing identity: the target checks the size
         }
         Optional<StoredDevices.Device> owner = stored.withId(expected);
-        String ownerText = owner.map(d -> ", device '" + d.name() + "', a " + d.type()).orElse("");
+        String ownerText = owner.map(d -> ", device '" + d.name() + "' of type " + d.type()).orElse("");
         List<StoredDevices.FileDevice> over = stored.over(backingFile);
         if (!over.isEmpty()) {
             if (over.stream().anyMatch(d -> d.id().equals(expected))) {

@@ -114,7 +114,7 @@ class WritebackIdentityTest {
         assertEquals(2, refused.status(), refused.out() + refused.err());
         assertEquals(1, refused.err().lines().count(), refused.err());
         assertTrue(refused.err().contains("is device 'other' (id " + OTHER_ID + "), not this cache's backing device (id "
-                + BACKING_ID + ", device 'backing0', a file)"), refused.err());
+                + BACKING_ID + ", device 'backing0' of type file)"), refused.err());
         assertTrue(refused.err().endsWith("nothing was written\n"), refused.err());
         assertArrayEquals(new byte[16 << 20], Files.readAllBytes(other), "nothing was written to the wrong file");
         assertArrayEquals(cacheBefore, Files.readAllBytes(cache), "the cache still holds its dirty blocks");

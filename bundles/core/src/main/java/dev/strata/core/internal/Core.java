@@ -18,6 +18,7 @@ final class Core {
     final Collapser collapser;
     final Switcher switcher;
     final Replacer replacer;
+    final BuildRetry buildRetry;
     private volatile Settings settings;
     volatile boolean stopped;
 
@@ -33,6 +34,8 @@ final class Core {
         collapser = new Collapser(this);
         switcher = new Switcher(this);
         replacer = new Replacer(this);
+        buildRetry = new BuildRetry(this);
+        tasks.every(BuildRetry.FIRST_NANOS, () -> buildRetry.runOnce(System.nanoTime()));
     }
 
     Settings settings() {

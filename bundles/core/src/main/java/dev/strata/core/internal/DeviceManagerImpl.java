@@ -370,6 +370,11 @@ public final class DeviceManagerImpl implements DeviceManager {
         return core.store.deleted(key);
     }
 
+    /** One round of {@link BuildRetry} as the ticker runs it every second, at time {@code nowNanos} (for tests). */
+    void retryFailedBuilds(long nowNanos) {
+        core.buildRetry.runOnce(nowNanos);
+    }
+
     /** Waits until no background task is queued or running (for tests and orderly shutdown). */
     public boolean awaitQuiet(long timeout, TimeUnit unit) throws InterruptedException {
         return core.tasks.awaitQuiet(timeout, unit);

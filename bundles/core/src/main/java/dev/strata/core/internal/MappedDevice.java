@@ -52,6 +52,8 @@ final class MappedDevice {
     volatile String storeKey;
     volatile String waitingFor;
     volatile String lastError;
+    /** When a build that failed with an I/O error is tried again ({@link BuildRetry}). */
+    final BuildRetry.Backoff buildRetry = new BuildRetry.Backoff();
     /** Set while {@code cache:replace} copies this device: every completed write marks it ({@link Replacer}). */
     volatile WriteTracker tracker;
     /** How long the gate was closed by the last attach swap, in nanoseconds (-1: none yet). */

@@ -162,6 +162,7 @@ final class Reconciler {
             }
             d.claims = java.util.Map.copyOf(claims);
         }
+        String previousError = d.lastError;
         try {
             d.lastError = null;
             Target t = core.lifecycle.build(d, entry, def, lowers);
@@ -170,11 +171,23 @@ final class Reconciler {
             // start whose superblock fails to check out (strata-tool repair keeps dirty blocks)
             core.lifecycle.forgetFormat(d);
             core.replacer.built(d); // an interrupted cache:replace may have left a copy to blank on it
+            d.buildRetry.clear();
             LOG.info("device {} is up: {}", d.name, def.tableLine());
             return true;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             d.lastError = e.getMessage();
             d.waitingFor = "a successful build (see last_error)";
+            d.buildRetry.failed(System.nanoTime());
+            // tried again by itself (BuildRetry): the same failure again is not news
+            if (java.util.Objects.equals(previousError, e.getMessage())) {
+                LOG.debug("device {} could not be built again: {}", d.name, e.getMessage());
+            } else {
+                LOG.error("device {} could not be built (tried again by itself): {}", d.name, e.getMessage());
+            }
+        } catch (RuntimeException e) {
+            d.lastError = e.getMessage();
+            d.waitingFor = "a successful build (see last_error)";
+            d.buildRetry.clear();
             LOG.error("device {} could not be built: {}", d.name, e.getMessage());
         } catch (LinkageError e) {
             // Bundle.update() registers the new revision's factory, and the refresh that

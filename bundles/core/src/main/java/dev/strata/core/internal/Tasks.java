@@ -29,6 +29,7 @@ final class Tasks {
 
     private final ExecutorService pool;
     private final ExecutorService lane;
+    private final java.util.concurrent.ScheduledExecutorService ticker;
     private final ReentrantLock quiet = new ReentrantLock();
     private final Condition quietCondition = quiet.newCondition();
     private final AtomicInteger busy = new AtomicInteger();
@@ -45,6 +46,25 @@ final class Tasks {
             t.setDaemon(true);
             return t;
         });
+        ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "strata-core-ticker");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Runs {@code r} every {@code periodNanos} on the ticker thread until shutdown. It should only
+     * submit work (the ticker does not count as busy: {@link #awaitQuiet} does not wait for it).
+     */
+    void every(long periodNanos, Runnable r) {
+        ticker.scheduleWithFixedDelay(() -> {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.error("periodic device task failed", e);
+            }
+        }, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
     }
 
     Future<?> submit(Task task) {
@@ -104,11 +124,13 @@ final class Tasks {
 
     /** Interrupts every task and waits (bounded) for the threads to end. */
     void shutdown(long timeoutNanos) {
+        ticker.shutdownNow();
         lane.shutdownNow();
         pool.shutdownNow();
         try {
             pool.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
             lane.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
+            ticker.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

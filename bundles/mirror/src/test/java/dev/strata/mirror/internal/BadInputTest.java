@@ -38,6 +38,8 @@ class BadInputTest {
         "legs=a,b region_size=64k log=zookeeper:zk1:2181/m/ | mirror: log=zookeeper:zk1:2181/m/ has a bad path '/m/'; use log=zookeeper:HOST:PORT[,HOST:PORT…]/PATH, e.g. zookeeper:127.0.0.1:2181/strata/m0",
         "legs=a,b region_size=64k log=zookeeper:zk1:2181/m node=a/b | mirror: node=a/b is not a name of letters, digits, '.', '_' or '-'",
         "legs=a,b region_size=64k log=zookeeper:zk1:2181/m session_timeout=5 | mirror: session_timeout=5 is out of range; allowed 1000 to 600000 ms",
+        "legs=a,b region_size=64k log=zookeeper:zk1:2181/m session_timeout=10s | mirror: session_timeout=10s is not a whole number of milliseconds; e.g. session_timeout=10000",
+        "legs=a,b region_size=64k log=zookeeper:zk1:2181/m zk_connect_timeout=-5 | mirror: zk_connect_timeout=-5 is out of range; allowed 1000 to 600000 ms",
         "legs=a,b region_size=64k log=zookeeper:zk1:2181/m zk_connect_timeout=0 | mirror: zk_connect_timeout=0 is out of range; allowed 1000 to 600000 ms",
         "legs=a,b region_size=64k log=core zk_connect_timeout=5000 | mirror: zk_connect_timeout= is for a cluster log; use it with log=zookeeper:HOST:PORT/PATH",
         "legs=a,b region_size=64k log=core node=n1 | mirror: node= is for a cluster log; use it with log=zookeeper:HOST:PORT/PATH",

@@ -27,6 +27,8 @@ public final class SimpleDeviceManager implements DeviceManager {
     public final Map<String, String> waiting = new ConcurrentHashMap<>();
     /** Counted down each time {@link #info} is asked about a waiting device (to know a client is waiting). */
     public volatile java.util.concurrent.CountDownLatch askedWhileWaiting = new java.util.concurrent.CountDownLatch(0);
+    /** Devices created {@code --transient} (not stored, gone after a restart); every other one is persistent. */
+    public final java.util.Set<String> transients = ConcurrentHashMap.newKeySet();
 
     public void add(String name, BlockDevice device) {
         devices.put(name, device);
@@ -49,8 +51,8 @@ public final class SimpleDeviceManager implements DeviceManager {
             askedWhileWaiting.countDown();
         }
         return Optional.of(new DeviceInfo(name, "memory", Map.of(), why != null ? 0 : d.size(), d.blockSize(),
-                why != null ? DeviceState.WAITING_FOR_TARGET : DeviceState.ACTIVE, List.of(), h, shared(h), null, false,
-                why));
+                why != null ? DeviceState.WAITING_FOR_TARGET : DeviceState.ACTIVE, List.of(), h, shared(h), null,
+                !transients.contains(name), why));
     }
 
     @Override

@@ -20,14 +20,15 @@ import java.util.Map;
  */
 public final class Main {
     static final String USAGE = "usage: strata-tool check|dump [--json] CACHE_FILE | repair CACHE_FILE [BACKING_FILE]"
-            + " [--backing-size=BYTES] [--block-size=512|4096|…] | writeback CACHE_FILE BACKING_FILE"
+            + " [--backing-size=BYTES] [--block-size=512|4096|…] | writeback CACHE_FILE BACKING_FILE [--backing-id=ID]"
             + "  [--type=writeboost|writecache|readcache|mirror-log]";
 
     private Main() {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        String home = System.getProperty("strata.tool.home");
+        System.exit(run(args, home == null ? null : Path.of(home), System.out, System.err));
     }
 
     /** Thrown for bad input: the message is the one line printed. */
@@ -38,6 +39,14 @@ public final class Main {
     }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, null, out, err);
+    }
+
+    /**
+     * @param home the distribution whose stored device definitions tell which identity a backing
+     *     device file carries (bin/strata-tool passes its own), or null for none
+     */
+    public static int run(String[] args, Path home, PrintStream out, PrintStream err) {
         List<BlockDevice> open = new ArrayList<>();
         try {
             List<String> pos = new ArrayList<>();
@@ -45,6 +54,7 @@ public final class Main {
             String type = null;
             long backingSize = 0;
             int blockSize = 0;
+            String backingId = null;
             for (String a : args) {
                 if (a.equals("--json")) {
                     json = true;
@@ -52,6 +62,8 @@ public final class Main {
                     backingSize = number(a, "--backing-size=", Long.MAX_VALUE);
                 } else if (a.startsWith("--block-size=")) {
                     blockSize = (int) number(a, "--block-size=", 1 << 20);
+                } else if (a.startsWith("--backing-id=")) {
+                    backingId = a.substring("--backing-id=".length());
                 } else if (a.startsWith("--type=")) {
                     type = a.substring("--type=".length());
                 } else if (a.startsWith("-")) {
@@ -78,6 +90,9 @@ public final class Main {
             if (pos.size() != want) {
                 throw new BadInput(cmd + " takes " + (want == 2 ? "one device file" : "a cache device file and a backing device file")
                         + "; " + USAGE);
+            }
+            if (backingId != null && !cmd.equals("writeback")) {
+                throw new BadInput("--backing-id goes with writeback only; " + USAGE);
             }
             if (json && !cmd.equals("dump")) {
                 throw new BadInput("--json goes with dump only; " + USAGE);
@@ -110,9 +125,13 @@ public final class Main {
                 case "check" -> Tool.check(format, cache, out);
                 case "dump" -> Tool.dump(format, cache, json, out);
                 case "repair" -> Tool.repair(format, cache, hints, out);
-                default -> Tool.writeback(format, cache, openFile(pos.get(2), "backing", open), out);
+                default -> {
+                    BlockDevice backing = openFile(pos.get(2), "backing", open);
+                    BackingIdentity.confirm(format, cache, Path.of(pos.get(2)), StoredDevices.of(home), backingId);
+                    yield Tool.writeback(format, cache, backing, out);
+                }
             };
-        } catch (BadInput e) {
+        } catch (BadInput | BackingIdentity.Refused e) {
             err.println("strata-tool: " + e.getMessage());
             return 2;
         } catch (InvalidArgumentException e) {

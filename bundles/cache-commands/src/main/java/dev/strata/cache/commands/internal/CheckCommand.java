@@ -38,6 +38,11 @@ public final class CheckCommand {
             throws IOException, InterruptedException {
         DeviceInfo info = manager.info(device).orElseThrow(
                 () -> new InvalidArgumentException("no device named '" + device + "'; dev:list shows the devices"));
+        if (info.state() == DeviceState.ACTIVE) {
+            // not a cache: say so first; asked to suspend it, the user would pause the I/O of
+            // everything stacked on it for nothing (the withTarget refusal is the one line)
+            manager.withTarget(device, CacheTarget.class, t -> null);
+        }
         if (info.state() != DeviceState.SUSPENDED) {
             throw new InvalidArgumentException(device + " is not suspended: run 'dev:suspend " + device
                     + "' first (and 'dev:resume " + device + "' after the check)");

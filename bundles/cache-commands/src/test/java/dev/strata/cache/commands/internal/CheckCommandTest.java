@@ -66,6 +66,13 @@ class CheckCommandTest {
     }
 
     @Test
+    void aDeviceThatIsNoCacheIsRefusedAsSuchWithoutAskingForASuspend() throws Exception {
+        // told to suspend it first, the user would pause the I/O of everything stacked on it, for nothing
+        assertEquals("device 'backing0' is a memory device, not a cache",
+                assertThrows(InvalidArgumentException.class, () -> cmd.check("backing0")).getMessage());
+    }
+
+    @Test
     void badInputIsOneLine() throws Exception {
         assertEquals("no device named 'nope'; dev:list shows the devices",
                 assertThrows(InvalidArgumentException.class, () -> cmd.check("nope")).getMessage());

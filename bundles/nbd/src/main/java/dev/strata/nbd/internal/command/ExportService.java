@@ -165,7 +165,8 @@ public final class ExportService implements AutoCloseable {
             throw new InvalidArgumentException("nbd:export: an export named '" + spec.name()
                     + "' exists already; choose another --name or nbd:unexport it first");
         }
-        if (devices.info(spec.device()).isEmpty()) {
+        java.util.Optional<dev.strata.api.DeviceInfo> info = devices.info(spec.device());
+        if (info.isEmpty()) {
             throw new InvalidArgumentException("nbd:export: no device '" + spec.device() + "'; dev:list shows the devices");
         }
         Entry e = new Entry(spec);
@@ -177,7 +178,9 @@ public final class ExportService implements AutoCloseable {
             throw refused.getMessage().startsWith(EXPORT) ? refused : new InvalidArgumentException(EXPORT + refused.getMessage());
         }
         try {
-            e.id = store.create(spec);
+            // the export of a transient device is transient too: stored, it would outlive the
+            // device, wait for it at every later start and keep --daemon from ever being ready
+            e.id = info.get().persistent() ? store.create(spec) : null;
         } catch (IOException | RuntimeException ex) {
             stop(e);
             throw new IOException("nbd:export: cannot store the export: " + ex.getMessage(), ex);
@@ -187,6 +190,12 @@ public final class ExportService implements AutoCloseable {
                 spec.readOnly() ? " (read-only)" : "", spec.tls() == TlsMode.OFF ? "" : " (TLS " + spec.tls().text() + ")");
         warnIfOpen(e, address);
         return e.export;
+    }
+
+    /** Whether the export {@code name} is stored (comes back after a restart); false for one of a transient device. */
+    public synchronized boolean stored(String name) {
+        Entry e = byName.get(name);
+        return e != null && e.id != null;
     }
 
     /**

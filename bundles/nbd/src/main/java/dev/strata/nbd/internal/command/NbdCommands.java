@@ -52,6 +52,11 @@ public class NbdCommands {
         TlsMode mode = TlsMode.parse(tls);
         Export e = nbd.exports().export(device, name, bind, port, readOnly, mode, tlsCreds, verifyPeer, allow, unix,
                 unixMode, maxConnections, ExportSpec.duration("--idle-timeout", idleTimeout), tlsPsk, inherited);
+        String kept = nbd.exports().stored(e.name()) ? "" : " (transient, as device '" + device + "' is: gone after a restart)";
+        return exportedLine(device, e, mode, bind, readOnly) + kept;
+    }
+
+    private static String exportedLine(String device, Export e, TlsMode mode, String bind, boolean readOnly) {
         if (e.inherited()) {
             return "exported " + device + " as '" + e.name() + "' on the socket inherited by socket activation ("
                     + (e.unixPath() != null ? "unix:" + e.unixPath() : hostForUri(e.bindAddress()) + ":" + e.port()) + ")"

@@ -67,6 +67,22 @@ class ExportServiceTest {
     }
 
     @Test
+    void theExportOfATransientDeviceIsServedButNotStored() throws IOException {
+        devices.transients.add("disk1"); // dev:create --transient: gone after a restart
+        int port = freePort();
+        Export e = service.export("disk1", "", null, port, false);
+        assertEquals(List.of(), List.copyOf(stored.values()), "stored, it would wait for its device at every later start");
+        assertFalse(service.stored("disk1"));
+        try (RawClient c = new RawClient(new InetSocketAddress("127.0.0.1", port))) {
+            assertEquals(2 << 20, c.go("disk1", false, false));
+        }
+        service.unexport(e.name());
+        assertEquals("disk0", service.export("disk0", "", null, port, false).name());
+        assertTrue(service.stored("disk0"));
+        assertEquals(1, stored.size());
+    }
+
+    @Test
     void anInheritedExportOfAProcessNotStartedBySocketActivationListensOnItsAddress() throws IOException {
         int port = freePort();
         Export e = service.export("disk0", "", null, port, false, TlsMode.OFF, "", false, "", "", "", 0, 0, "", true);

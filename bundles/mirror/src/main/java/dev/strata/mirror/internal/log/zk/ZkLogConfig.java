@@ -73,7 +73,9 @@ public record ZkLogConfig(String connect, String path, String node, int sessionT
         try {
             v = Integer.parseInt(value.trim());
         } catch (NumberFormatException e) {
-            v = -1;
+            // "10s" is not 10 ms out of range: say what the value must look like
+            throw new InvalidArgumentException("mirror: " + key + "=" + value + " is not a whole number of milliseconds; e.g. "
+                    + key + "=" + dflt);
         }
         if (v < min || v > max) {
             throw new InvalidArgumentException("mirror: " + key + "=" + value + " is out of range; allowed " + min

@@ -2,6 +2,7 @@ package dev.strata.core.internal;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -62,7 +63,18 @@ final class Operations {
             }
             boolean ok = false;
             try {
-                Target t = core.lifecycle.build(d, entry, def, lowers);
+                Target t;
+                try {
+                    t = core.lifecycle.build(d, entry, def, lowers);
+                } catch (InterruptedIOException | ClosedByInterruptException e) {
+                    // a build that looked at the interrupt itself (a writecache format stops at
+                    // the next write): the same line as below, with what the target left behind
+                    Thread.currentThread().interrupt();
+                    InterruptedIOException n = new InterruptedIOException("device '" + name
+                            + "' was not created: interrupted" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+                    n.initCause(e);
+                    throw n;
+                }
                 if (Thread.interrupted()) {
                     // Ctrl-C during a long build (a large cache formatting) that did not look at
                     // the interrupt: the user is told "interrupted", so nothing may exist. Closed

@@ -13,6 +13,7 @@ import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.io.StateAccess;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -153,12 +154,22 @@ public final class Recovery {
      * Formats: the superblock is zeroed first (a format cut short leaves a blank device, not a
      * valid superblock over half-written metadata), every metadata sector is written FREE, the
      * device flushed, then the superblock written with seq_count 0, FUA.
+     * <p>
+     * Cancellable (Ctrl-C on a {@code dev:create} of a 200 GiB cache device): the interrupt is
+     * looked at before the first write — then the device is as it was — and before every metadata
+     * write and the superblock's — then the device is left unformatted (blank superblock), never
+     * a valid-looking cache over a half-written array; no open recovers it, and a writecache
+     * created over it later formats it anew. The interrupt stays set for the caller, which creates
+     * nothing. A memory device or a sleeping one ignores interrupts, and a file channel closes on
+     * one: so the format looks itself, instead of leaving it to the device.
      */
     static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId) throws IOException {
-        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
         long sectors = layout.metadataSectors();
+        stopIfInterrupted(cache, -1, sectors);
+        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
         ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR).order(ByteOrder.LITTLE_ENDIAN);
         for (long first = 0; first < sectors; first += READ_SECTORS) {
+            stopIfInterrupted(cache, first, sectors);
             int n = (int) Math.min(READ_SECTORS, sectors - first);
             for (int i = 0; i < n; i++) {
                 for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
@@ -169,9 +180,25 @@ public final class Recovery {
             cache.write(Layout.sectorOffset(first), buf.duplicate().clear().limit(n * Layout.SECTOR), 0);
         }
         cache.flush();
+        stopIfInterrupted(cache, sectors, sectors);
         Superblock sb = Superblock.create(layout, backingSize, backingId, System.currentTimeMillis());
         cache.write(0, sb.encode(), BlockDevice.FUA);
         return sb;
+    }
+
+    /**
+     * Ends the format when the caller was interrupted ({@code done} -1: before its first write);
+     * one line saying what is left on the device.
+     */
+    private static void stopIfInterrupted(BlockDevice cache, long done, long sectors) throws InterruptedIOException {
+        if (!Thread.currentThread().isInterrupted()) {
+            return;
+        }
+        throw new InterruptedIOException(done < 0
+                ? "writecache: format interrupted before it wrote anything; the cache device is unchanged"
+                : "writecache: format interrupted after " + Iec.size(done * Layout.SECTOR) + " of "
+                        + Iec.size(sectors * Layout.SECTOR) + " of metadata; the cache device ("
+                        + Iec.size(cache.size()) + ") is left unformatted (its superblock zeroed), not a cache");
     }
 
     private static void load(Superblock sb, BlockDevice cache, BlockDevice backing, StateAccess s)

@@ -107,7 +107,7 @@ public final class Main {
                 }
             }
             return switch (cmd) {
-                case "check" -> Tool.check(format, cache, out);
+                case "check" -> Tool.check(format, cache, pos.get(1), out);
                 case "dump" -> Tool.dump(format, cache, json, out);
                 case "repair" -> Tool.repair(format, cache, hints, out);
                 default -> Tool.writeback(format, cache, openFile(pos.get(2), "backing", open), out);

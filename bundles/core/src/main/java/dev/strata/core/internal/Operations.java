@@ -37,6 +37,12 @@ final class Operations {
      */
     MappedDevice create(String name, String type, Map<String, String> arguments, boolean persistent)
             throws IOException {
+        return create(name, type, arguments, persistent, null);
+    }
+
+    /** As above; the build reports its progress to {@code progress} (null: nowhere). */
+    MappedDevice create(String name, String type, Map<String, String> arguments, boolean persistent,
+            dev.strata.api.DeviceManager.BuildProgress progress) throws IOException {
         DeviceDefinition def = new DeviceDefinition(DeviceDefinition.checkName(name), type,
                 Objects.requireNonNull(arguments, "arguments"), UUID.randomUUID().toString(), Map.of());
         FactoryEntry entry = core.factories.require(type);
@@ -44,6 +50,7 @@ final class Operations {
         Map<String, Claim> claims = FactoryRegistry.claims(entry, def.arguments(), lowers);
         MappedDevice d = new MappedDevice(core::gateTimeoutNanos, def);
         d.persistent = persistent;
+        d.buildProgress = progress;
         d.op.lock();
         try {
             synchronized (core.graph.lock) {
@@ -103,6 +110,7 @@ final class Operations {
                 }
             }
         } finally {
+            d.buildProgress = null; // later builds (a reload, a restart) report to nobody
             d.op.unlock();
         }
         LOG.info("created {}{}", def.tableLine(), persistent ? "" : " (transient)");

@@ -56,6 +56,19 @@ public final class Recovery {
      */
     public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
             int blockSize, boolean format, boolean relayout, Tunables tunables, Options options) throws IOException {
+        return open(name, backing, cache, backingId, blockSize, format, relayout, tunables, options, (d, t) -> { });
+    }
+
+    /** How far a format has got: metadata bytes written of all (a progress line of the caller's). */
+    @FunctionalInterface
+    public interface FormatProgress {
+        void update(long done, long total);
+    }
+
+    /** @param progress told after every metadata write of a format */
+    public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
+            int blockSize, boolean format, boolean relayout, Tunables tunables, Options options,
+            FormatProgress progress) throws IOException {
         if (backing == cache) {
             throw new InvalidArgumentException("writecache: backing and cache are the same device; use two devices");
         }
@@ -121,7 +134,7 @@ public final class Recovery {
         if (layout == null) {
             throw tooSmall(cache, bs);
         }
-        Superblock fresh = format(cache, layout, backing.size(), backingId);
+        Superblock fresh = format(cache, layout, backing.size(), backingId, progress);
         return new WritecacheTarget(name, backing, cache, fresh, s -> s.releaseUnused(), tunables, options);
     }
 
@@ -164,6 +177,11 @@ public final class Recovery {
      * one: so the format looks itself, instead of leaving it to the device.
      */
     static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId) throws IOException {
+        return format(cache, layout, backingSize, backingId, (d, t) -> { });
+    }
+
+    static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId,
+            FormatProgress progress) throws IOException {
         long sectors = layout.metadataSectors();
         stopIfInterrupted(cache, -1, sectors);
         cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
@@ -178,6 +196,7 @@ public final class Recovery {
                 MetadataSector.seal(buf, i * Layout.SECTOR, first + i);
             }
             cache.write(Layout.sectorOffset(first), buf.duplicate().clear().limit(n * Layout.SECTOR), 0);
+            progress.update((first + n) * Layout.SECTOR, sectors * Layout.SECTOR);
         }
         cache.flush();
         stopIfInterrupted(cache, sectors, sectors);

@@ -76,8 +76,11 @@ class InterruptedFormatTest {
         Recovery.open("wc", other, cache, "other", 0, true, Tunables.DEFAULTS, Options.defaults().manual()).close();
         int before = writes.get();
         interruptAfter = before + 3; // the superblock zeroed, two metadata writes (256 KiB each) of seventeen
+        java.util.List<String> progress = new java.util.ArrayList<>();
         InterruptedIOException e = assertThrows(InterruptedIOException.class, () -> Recovery.open("wc", backing,
-                cache, "slow", 0, true, Tunables.DEFAULTS, Options.defaults().manual()));
+                cache, "slow", 0, true, false, Tunables.DEFAULTS, Options.defaults().manual(),
+                (done, total) -> progress.add(done + "/" + total)));
+        assertEquals(java.util.List.of("262144/4312576", "524288/4312576"), progress, "each metadata write, then none");
         assertTrue(Thread.interrupted(), "the interrupt stays set for the caller");
         assertEquals(before + 3, writes.get(), "nothing written after the interrupt");
         assertEquals("writecache: format interrupted after 512.0 KiB of 4.1 MiB of metadata; the cache device (1.0 GiB) "
@@ -87,7 +90,11 @@ class InterruptedFormatTest {
         assertEquals(FormatException.Kind.BLANK, blank.kind(), "no superblock: neither the old cache nor a new one");
         // the next create formats it anew, completely
         interruptAfter = -1;
-        Recovery.open("wc", backing, cache, "slow", 0, false, Tunables.DEFAULTS, Options.defaults().manual()).close();
+        progress.clear();
+        Recovery.open("wc", backing, cache, "slow", 0, false, false, Tunables.DEFAULTS, Options.defaults().manual(),
+                (done, total) -> progress.add(done + "/" + total)).close();
+        assertEquals(17, progress.size(), "a progress report per metadata write: " + progress);
+        assertEquals("4312576/4312576", progress.get(16));
         assertEquals(backing.size(), Superblock.decode(ByteBuffer.wrap(superblockBytes())).backingSize());
     }
 }

@@ -455,14 +455,17 @@ stop_all_servers
 # --- report -----------------------------------------------------------------------------------
 REPORT_ARGS=("$RESULTS/raw.tsv" "$RESULTS/meta.properties" "$RESULTS/benchmarks-section.md" "$RESULTS/img")
 mkdir -p "$RESULTS/img"
-if ! java -Djava.awt.headless=true "$HERE/report/Report.java" "${REPORT_ARGS[@]}" >"$LOGS/report.log" 2>&1; then
+# two sources (Report, Charts): compiled first, as a single-file launch compiles only one
+REPORT_CLASSES="$RESULTS/report-classes"
+javac -d "$REPORT_CLASSES" "$HERE"/report/*.java || die "compiling the report failed"
+if ! java -Djava.awt.headless=true -cp "$REPORT_CLASSES" Report "${REPORT_ARGS[@]}" >"$LOGS/report.log" 2>&1; then
     cat "$LOGS/report.log" >&2
     die "writing the report failed"
 fi
 if [ $DOCS -eq 1 ]; then
     mkdir -p "$ROOT/docs/img"
     cp "$RESULTS"/img/*.png "$ROOT/docs/img/"
-    java "$HERE/report/Report.java" --splice "$RESULTS/benchmarks-section.md" "$ROOT/docs/benchmarks.md" \
+    java -cp "$REPORT_CLASSES" Report --splice "$RESULTS/benchmarks-section.md" "$ROOT/docs/benchmarks.md" \
         || die "updating docs/benchmarks.md failed"
     say "bench: wrote docs/benchmarks.md and docs/img/bench-*.png ($(($(date +%s) - RUN_T0)) s)"
 else

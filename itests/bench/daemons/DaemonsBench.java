@@ -1,5 +1,4 @@
 import dev.strata.api.BlockDevice;
-import dev.strata.api.Requests;
 import dev.strata.api.Target;
 import dev.strata.api.WritebackController;
 import dev.strata.daemons.internal.idle.IdleController;
@@ -15,13 +14,10 @@ import java.awt.RenderingHints;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -63,76 +59,6 @@ public final class DaemonsBench {
             "update_seconds", "1", "i_term_inverse", "100");
     /** idle's switch after 0.5 s (dm-writecache's pause is 3 s): the tails here last ten to twenty seconds. */
     static final Map<String, String> IDLE_TUNABLES = Map.of("idle_ms", "500");
-
-    // ---- devices
-
-    /** A FileChannel block device (the cache: a file on the local disk; flush = fdatasync). */
-    static final class FileDevice implements BlockDevice {
-        final FileChannel ch;
-        final long size;
-
-        FileDevice(Path p, long size) throws IOException {
-            ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            ch.truncate(0);
-            ch.write(ByteBuffer.allocate(1), size - 1);
-            this.size = size;
-        }
-
-        public long size() { return size; }
-        public int blockSize() { return 4096; }
-
-        public void read(long off, ByteBuffer dst) throws IOException {
-            Requests.check(size, off, dst.remaining());
-            while (dst.hasRemaining()) {
-                int n = ch.read(dst, off);
-                if (n < 0) {
-                    dst.put(new byte[dst.remaining()]);
-                    return;
-                }
-                off += n;
-            }
-        }
-
-        public void write(long off, ByteBuffer src, int flags) throws IOException {
-            Requests.check(size, off, src.remaining());
-            while (src.hasRemaining()) {
-                off += ch.write(src, off);
-            }
-            if ((flags & FUA) != 0) {
-                ch.force(false);
-            }
-        }
-
-        public void flush() throws IOException { ch.force(false); }
-        public void discard(long o, long l) { }
-        public void writeZeroes(long o, long l, int f) throws IOException { write(o, ByteBuffer.allocate((int) l), f); }
-        public void close() throws IOException { ch.close(); }
-    }
-
-    /** Counts the writes that reach the backing device (all of them writeback: the load never bypasses). */
-    static final class Counting implements BlockDevice {
-        final BlockDevice lower;
-        final AtomicLong writes = new AtomicLong();
-        final AtomicLong bytes = new AtomicLong();
-
-        Counting(BlockDevice lower) { this.lower = lower; }
-
-        public long size() { return lower.size(); }
-        public int blockSize() { return lower.blockSize(); }
-        public void read(long off, ByteBuffer dst) throws IOException { lower.read(off, dst); }
-
-        public void write(long off, ByteBuffer src, int flags) throws IOException {
-            int n = src.remaining();
-            lower.write(off, src, flags);
-            writes.incrementAndGet();
-            bytes.addAndGet(n);
-        }
-
-        public void flush() throws IOException { lower.flush(); }
-        public void discard(long o, long l) throws IOException { lower.discard(o, l); }
-        public void writeZeroes(long o, long l, int f) throws IOException { lower.writeZeroes(o, l, f); }
-        public void close() throws IOException { lower.close(); }
-    }
 
     // ---- the bench's own controllers
 

@@ -2,7 +2,7 @@
 # bcache's writeback scenario for the writeback controllers (issue 13), in process (not a test):
 #   itests/bench/daemons/run.sh [--quick] [--rebuild] [--docs] [--caches=LIST] [--controllers=LIST]
 # Builds the daemons, writeboost, writecache and testkit bundles if their jars are missing, or
-# always with --rebuild (mvn -o -q -pl … -am package -DskipTests), compiles DaemonsBench.java
+# always with --rebuild (mvn -o -q -pl … -am package -DskipTests), compiles the bench (DaemonsBench.java, FileDevice.java, Counting.java)
 # against them and runs it: a table, the goals (PASS/FAIL), samples.tsv and the PNG charts in
 # itests/bench/target/daemons-DATE/ (with the machine's load from uptime). --docs also copies
 # the charts to docs/img/daemons-*.png. The cache and backing files live in BENCH_TMPDIR
@@ -43,7 +43,7 @@ mkdir -p "$OUTC/jars"
 cp "$DAEMONS" "$WB" "$WC" "$KIT" "$API" "$SLF4J" "$OUTC/jars/"
 # the cache jars embed cache-support (bnd -conditionalpackage): the same sources twice on the path
 CP=$(ls "$OUTC"/jars/*.jar | tr '\n' ':')
-javac -d "$OUTC/classes" -cp "$CP" "$HERE/DaemonsBench.java"
+javac -d "$OUTC/classes" -cp "$CP" "$HERE"/*.java
 RUN="$ROOT/itests/bench/target/daemons-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$RUN"
 { echo "date: $(date -u)"; echo "uptime before: $(uptime)"; echo "nproc: $(nproc)"; echo "java: $(java -version 2>&1 | head -1)"; } > "$RUN/meta.txt"

@@ -21,6 +21,23 @@ public interface DeviceManager {
     DeviceInfo create(String name, String type, Map<String, String> arguments) throws IOException;
 
     /**
+     * {@link #create(String, String, Map)}, with the build's progress ({@link TargetContext#progress})
+     * passed to {@code progress} (a console's progress line) while it runs.
+     *
+     * @since 1.9
+     */
+    default DeviceInfo create(String name, String type, Map<String, String> arguments, BuildProgress progress)
+            throws IOException {
+        return create(name, type, arguments);
+    }
+
+    /** How far the build of a device being created has got (see {@link TargetContext#progress}). */
+    @FunctionalInterface
+    interface BuildProgress {
+        void update(String what, long done, long total);
+    }
+
+    /**
      * Closes and forgets a device. Refused while anything uses it (a device above, an export, an
      * open handle).
      */

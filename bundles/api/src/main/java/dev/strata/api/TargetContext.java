@@ -29,4 +29,17 @@ public interface TargetContext {
     default String lowerDeviceId(String name) {
         return null;
     }
+
+    /**
+     * A long build (a cache device formatted, a file preallocated) says how far it got, as often
+     * as it likes; whoever asked for the build (the console of a {@code dev:create}) is shown it as
+     * a progress line, or nobody (a start-up, a test). Never blocks, never throws.
+     *
+     * @param what  what the build does now, a few words ({@code "formatting ssd"})
+     * @param done  bytes done so far
+     * @param total bytes in all
+     * @since 1.9
+     */
+    default void progress(String what, long done, long total) {
+    }
 }

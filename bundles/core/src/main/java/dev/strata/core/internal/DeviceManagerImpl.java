@@ -210,9 +210,21 @@ public final class DeviceManagerImpl implements DeviceManager {
         return core.inspection.info(core.operations.create(name, type, arguments, true));
     }
 
+    @Override
+    public DeviceInfo create(String name, String type, Map<String, String> arguments, BuildProgress progress)
+            throws IOException {
+        return core.inspection.info(core.operations.create(name, type, arguments, true, progress));
+    }
+
     /** Creates a transient device: never stored, gone after a restart ({@code dev:create --transient}). */
     public DeviceInfo createTransient(String name, String type, Map<String, String> arguments) throws IOException {
-        return core.inspection.info(core.operations.create(name, type, arguments, false));
+        return createTransient(name, type, arguments, null);
+    }
+
+    /** {@link #createTransient(String, String, Map)} with the build's progress. */
+    public DeviceInfo createTransient(String name, String type, Map<String, String> arguments, BuildProgress progress)
+            throws IOException {
+        return core.inspection.info(core.operations.create(name, type, arguments, false, progress));
     }
 
     @Override

@@ -103,6 +103,18 @@ final class Lifecycle {
                 return lower(name).definition.id();
             }
 
+            @Override
+            public void progress(String what, long done, long total) {
+                dev.strata.api.DeviceManager.BuildProgress p = d.buildProgress;
+                if (p != null) {
+                    try {
+                        p.update(what, done, total);
+                    } catch (RuntimeException e) {
+                        LOG.debug("device {}: a progress line failed: {}", d.name, e.toString()); // a console gone
+                    }
+                }
+            }
+
             private MappedDevice lower(String name) {
                 MappedDevice l = below.get(name);
                 if (l == null) {

@@ -42,6 +42,8 @@ final class MappedDevice {
     volatile java.util.Map<String, dev.strata.api.Claim> claims = java.util.Map.of();
     /** False for a transient device: its definition is never stored. */
     volatile boolean persistent = true;
+    /** Where the build of this device while it is created reports progress (a console's line), or null. */
+    volatile dev.strata.api.DeviceManager.BuildProgress buildProgress;
     /** Calls running with the target ({@code withTarget}, {@code status}). */
     final TargetHolds holds = new TargetHolds();
     volatile long size;

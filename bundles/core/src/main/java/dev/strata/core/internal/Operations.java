@@ -2,6 +2,7 @@ package dev.strata.core.internal;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -36,6 +37,12 @@ final class Operations {
      */
     MappedDevice create(String name, String type, Map<String, String> arguments, boolean persistent)
             throws IOException {
+        return create(name, type, arguments, persistent, null);
+    }
+
+    /** As above; the build reports its progress to {@code progress} (null: nowhere). */
+    MappedDevice create(String name, String type, Map<String, String> arguments, boolean persistent,
+            dev.strata.api.DeviceManager.BuildProgress progress) throws IOException {
         DeviceDefinition def = new DeviceDefinition(DeviceDefinition.checkName(name), type,
                 Objects.requireNonNull(arguments, "arguments"), UUID.randomUUID().toString(), Map.of());
         FactoryEntry entry = core.factories.require(type);
@@ -43,6 +50,7 @@ final class Operations {
         Map<String, Claim> claims = FactoryRegistry.claims(entry, def.arguments(), lowers);
         MappedDevice d = new MappedDevice(core::gateTimeoutNanos, def);
         d.persistent = persistent;
+        d.buildProgress = progress;
         d.op.lock();
         try {
             synchronized (core.graph.lock) {
@@ -62,7 +70,18 @@ final class Operations {
             }
             boolean ok = false;
             try {
-                Target t = core.lifecycle.build(d, entry, def, lowers);
+                Target t;
+                try {
+                    t = core.lifecycle.build(d, entry, def, lowers);
+                } catch (InterruptedIOException | ClosedByInterruptException e) {
+                    // a build that looked at the interrupt itself (a writecache format stops at
+                    // the next write): the same line as below, with what the target left behind
+                    Thread.currentThread().interrupt();
+                    InterruptedIOException n = new InterruptedIOException("device '" + name
+                            + "' was not created: interrupted" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+                    n.initCause(e);
+                    throw n;
+                }
                 if (Thread.interrupted()) {
                     // Ctrl-C during a long build (a large cache formatting) that did not look at
                     // the interrupt: the user is told "interrupted", so nothing may exist. Closed
@@ -91,6 +110,7 @@ final class Operations {
                 }
             }
         } finally {
+            d.buildProgress = null; // later builds (a reload, a restart) report to nobody
             d.op.unlock();
         }
         LOG.info("created {}{}", def.tableLine(), persistent ? "" : " (transient)");

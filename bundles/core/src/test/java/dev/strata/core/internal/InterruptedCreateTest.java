@@ -62,4 +62,44 @@ class InterruptedCreateTest extends ManagerFixture {
         m.create("x", "tfile", a);
         assertTrue(m.info("x").isPresent());
     }
+
+    /** A build that looks at the interrupt itself (a writecache format) and stops. */
+    private final TargetFactory stopsOnInterrupt = new TargetFactory() {
+        @Override
+        public String usage() {
+            return files.usage();
+        }
+
+        @Override
+        public List<String> lowerDevices(Map<String, String> arguments) {
+            return files.lowerDevices(arguments);
+        }
+
+        @Override
+        public Target create(TargetContext context) throws IOException {
+            Thread.currentThread().interrupt(); // Ctrl-C during the format
+            throw new InterruptedIOException("format interrupted after 1.0 MiB of 4.0 MiB of metadata; the cache "
+                    + "device is left unformatted");
+        }
+    };
+
+    /**
+     * The same when the build stops at the interrupt itself: one line saying that the device was
+     * not created and what the build left behind; nothing stored, the interrupt kept. It said only
+     * the target's own words ("format interrupted after …"), not that nothing was created.
+     */
+    @Test
+    void aBuildThatStopsAtTheInterruptCreatesNothingAndSaysSo() throws Exception {
+        m.addFactory(TestTargets.entry(stopsOnInterrupt, "tformat"));
+        Map<String, String> a = args("path", dir.resolve("y.img").toString(), "size", "1M");
+        Map<String, DeviceDefinition> stored = store.snapshot();
+        InterruptedIOException e = assertThrows(InterruptedIOException.class, () -> m.create("y", "tformat", a));
+        assertTrue(Thread.interrupted(), "the interrupt stays set for the caller");
+        assertEquals("device 'y' was not created: interrupted (format interrupted after 1.0 MiB of 4.0 MiB of "
+                + "metadata; the cache device is left unformatted)", e.getMessage());
+        assertFalse(m.info("y").isPresent(), "no device");
+        assertEquals(stored, store.snapshot(), "nothing stored");
+        m.create("y", "tfile", a); // the name is free again
+        assertTrue(m.info("y").isPresent());
+    }
 }

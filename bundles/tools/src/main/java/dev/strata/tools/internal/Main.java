@@ -122,7 +122,7 @@ public final class Main {
                 }
             }
             return switch (cmd) {
-                case "check" -> Tool.check(format, cache, out);
+                case "check" -> Tool.check(format, cache, pos.get(1), out);
                 case "dump" -> Tool.dump(format, cache, json, out);
                 case "repair" -> Tool.repair(format, cache, hints, out);
                 default -> {

@@ -3,6 +3,7 @@ package dev.strata.tools.internal;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.Target;
+import dev.strata.cache.support.units.Iec;
 import dev.strata.tools.internal.format.CacheFormat;
 import dev.strata.tools.internal.format.Findings;
 import dev.strata.tools.internal.format.Hints;
@@ -21,11 +22,24 @@ public final class Tool {
     }
 
     public static int check(CacheFormat format, BlockDevice cache, PrintStream out) throws IOException {
+        return check(format, cache, "the device", out);
+    }
+
+    /**
+     * Every problem, one a line; on a clean device one line saying so and what was read ({@code what}:
+     * the file named), so that a clean check cannot be taken for one that did nothing.
+     */
+    public static int check(CacheFormat format, BlockDevice cache, String what, PrintStream out) throws IOException {
         Findings f = format.scan(cache);
         for (String p : f.problems()) {
             out.println(p);
         }
-        return f.problems().isEmpty() ? 0 : 1;
+        if (f.problems().isEmpty()) {
+            out.println("ok: " + what + " holds a " + format.name() + " that checks clean (its superblock and all "
+                    + "its metadata read; " + Iec.size(cache.size()) + "; nothing written)");
+            return 0;
+        }
+        return 1;
     }
 
     public static int dump(CacheFormat format, BlockDevice cache, boolean json, PrintStream out) throws IOException {

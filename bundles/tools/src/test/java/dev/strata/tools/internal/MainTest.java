@@ -36,7 +36,10 @@ class MainTest {
         Path backing = dir.resolve("backing.img");
         Files.write(cache, p.cache());
         Files.write(backing, p.backing());
-        assertEquals(0, main("check", cache.toString()).status());
+        Out clean = main("check", cache.toString());
+        assertEquals(0, clean.status());
+        assertEquals("ok: " + cache + " holds a writecache that checks clean (its superblock and all its metadata read; "
+                + dev.strata.cache.support.units.Iec.size(p.cache().length) + "; nothing written)\n", clean.out());
         Out json = main("dump", "--json", cache.toString());
         assertEquals(0, json.status(), json.err());
         assertTrue(json.out().startsWith("{\"policy\":\"writecache\""), json.out());

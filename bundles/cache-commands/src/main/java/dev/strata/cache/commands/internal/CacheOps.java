@@ -193,9 +193,11 @@ final class CacheOps {
                 }
                 break;
             } catch (InvalidArgumentException e) {
-                // dirty again when the pause looked (writes the clean mode still lets into the cache
-                // arrived after the drain): nothing changed; drain once more and retry
-                if (attempt >= DRAIN_ATTEMPTS || call(device, CacheTarget::dirtyBlocks) == 0) {
+                // dirty again when the pause looked (a write that read the cache's mode before the
+                // drain set the clean one lands after it): nothing changed; drain once more and
+                // retry. None dirty by now is no other reason (a later write of the block went around
+                // and dropped the copy since: as SwitchOp); the drain below is then a no-op
+                if (attempt >= DRAIN_ATTEMPTS) {
                     throw failure(device, e, restoreAfter(device, prep.old()));
                 }
                 call(device, t -> {
@@ -316,9 +318,11 @@ final class CacheOps {
                 t.setMode(mode);
                 refused = null;
             } catch (InvalidArgumentException e) {
-                if (mode.holdsDirtyData() || t.dirtyBlocks() == 0) {
+                if (mode.holdsDirtyData() || !t.supportedModes().contains(mode)) {
                     throw e; // not about dirty data
                 }
+                // about dirty data, also when none is dirty by now: a client's write around dropped
+                // the last copy since (SwitchCommandTest[23] under load); the drain is then a no-op
                 refused = e;
             }
             if (mode.holdsDirtyData() || (refused == null && t.dirtyBlocks() == 0)) {
@@ -340,7 +344,10 @@ final class CacheOps {
                 t.message(Actions.INVALIDATE, Actions.ALL);
                 return;
             } catch (InvalidArgumentException e) {
-                if (t.dirtyBlocks() == 0 || attempt >= DRAIN_ATTEMPTS) {
+                // refused while dirty: a write that read the mode before the drain landed after it.
+                // None dirty by now is no other reason (a later write of the block went around and
+                // dropped it): try again; a refusal of another kind ends with the last attempt
+                if (attempt >= DRAIN_ATTEMPTS) {
                     throw e;
                 }
             }

@@ -113,6 +113,37 @@ class DetachCommandTest {
         assertEquals(CacheMode.WRITEBACK, mode(), "the old mode is back");
     }
 
+    /**
+     * As {@code ResizeCommandTest.aRefusalWhoseDirtyBlocksWereWrittenAroundMeanwhileIsRetried}: the
+     * collapse refused for a block a late write put in the cache after the drain, dropped since by a
+     * client's write around, is tried again, not failed (it took "nothing dirty now" for another
+     * reason).
+     */
+    @Test
+    void aRefusalWhoseDirtyBlocksWereWrittenAroundMeanwhileIsRetried() throws Exception {
+        String id = s.manager.info("slow").orElseThrow().id();
+        s.run("cache:attach slow writecache cache=ssd");
+        Interleaved.write(s, "slow", 3, 1);
+        Interleaved<dev.strata.api.DeviceManager> collapses = Interleaved.manager(s.manager, "collapse", () -> Interleaved.lateWrite(s, "slow", 7, 11),
+                () -> {
+                    assertEquals(1, dirty(), "the refusal saw the late block");
+                    Interleaved.write(s, "slow", 7, 12); // around: the cached copy is dropped
+                    assertEquals(0, dirty());
+                });
+        s.commands.manager = collapses.object;
+        String r = s.run("cache:detach slow");
+        assertTrue(r.startsWith("slow: detached; its crash target is back"), r);
+        assertEquals(2, collapses.calls.get(), "refused once, then done");
+        checkCollapsed(id);
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            h.read(7 * VerifiedIo.BLOCK, b);
+            assertEquals(12, VerifiedIo.stampOf(b.flip(), 7), "the write that went around");
+            h.read(3 * VerifiedIo.BLOCK, b.clear());
+            assertEquals(1, VerifiedIo.stampOf(b.flip(), 3), "written back by the drain");
+        }
+    }
+
     @Test
     void detachUnderVerifiedIoCollapsesOntoTheLowerDevice() throws Exception {
         String id = s.manager.info("slow").orElseThrow().id();

@@ -170,6 +170,39 @@ class ResizeCommandTest {
         }
     }
 
+    /**
+     * A write that read the cache's mode before the drain set write-around lands in the cache after
+     * the drain (so the swap's check refuses: one dirty block), and a client's next write of that
+     * block goes around and drops the copy before the command looks again: the refusal's reason is
+     * gone, and the switch is tried again, not failed. It failed ("slow holds 2 dirty blocks the new
+     * target cannot adopt", ResizeCommandTest[12] once under load): it took "nothing dirty now" for a
+     * refusal of another kind. The two writes run around the first swap ({@link Interleaved}).
+     */
+    @Test
+    void aRefusalWhoseDirtyBlocksWereWrittenAroundMeanwhileIsRetried() throws Exception {
+        s.run("cache:attach slow writecache cache=ssd high_watermark=90 low_watermark=85");
+        writeScattered(100, 2);
+        window(16 * MIB);
+        long block = 7;
+        Interleaved<dev.strata.api.DeviceManager> swaps = Interleaved.manager(s.manager, "switchTarget", () -> Interleaved.lateWrite(s, "slow", block, 11), () -> {
+            assertEquals(1, dirty(), "the refusal saw the late block");
+            Interleaved.write(s, "slow", block, 12); // around: the cached copy is dropped
+            assertEquals(0, dirty());
+        });
+        s.commands.manager = swaps.object;
+        long before = capacity();
+        String r = s.run("cache:resize slow");
+        assertTrue(r.startsWith("slow: writecache on ssd resized from "), r);
+        assertEquals(2, swaps.calls.get(), "refused once, then done");
+        assertTrue(capacity() > before, before + " → " + capacity());
+        try (DeviceHandle h = s.manager.open("slow", "test")) {
+            ByteBuffer b = ByteBuffer.allocate(VerifiedIo.BLOCK);
+            h.read(block * VerifiedIo.BLOCK, b);
+            assertEquals(12, VerifiedIo.stampOf(b.flip(), block), "the write that went around");
+            checkScattered(h, 100, 2);
+        }
+    }
+
     /** Shrunk: the readcache first, then its device; the cache comes back over the smaller device. */
     @Test
     void aReadcacheShrinksBeforeItsCacheDevice() throws Exception {

@@ -150,7 +150,9 @@ public final class WritecacheFactory implements TargetFactory {
         BlockDevice cache = CacheWindow.of("writecache", args, context.lowerDevice(lower.get(1)));
         // format=true alone recovers a valid cache of this backing device (it stays in definitions);
         // with cache_size= it also lays out one whose geometry differs (cache:resize, drained first)
+        String cacheName = lower.get(1);
         return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format,
-                a.has(CacheWindow.KEY), t, options.withControllers(controllers::get));
+                a.has(CacheWindow.KEY), t, options.withControllers(controllers::get),
+                (done, total) -> context.progress("formatting " + cacheName, done, total));
     }
 }

@@ -62,11 +62,17 @@ public final class DeviceCommands {
         String name = w.get(0, "the device name");
         String type = w.get(1, "the target type");
         Map<String, String> args = w.arguments(2);
-        if (!w.has(TRANSIENT)) {
-            return Render.created(manager.create(name, type, args));
-        }
-        if (manager instanceof DeviceManagerImpl impl) {
-            return Render.created(impl.createTransient(name, type, args));
+        // System.out is the console of the command's session (Gogo's thread I/O), where the build runs
+        BuildProgressLine progress = new BuildProgressLine(System.out, name, System::nanoTime);
+        try {
+            if (!w.has(TRANSIENT)) {
+                return Render.created(manager.create(name, type, args, progress));
+            }
+            if (manager instanceof DeviceManagerImpl impl) {
+                return Render.created(impl.createTransient(name, type, args, progress));
+            }
+        } finally {
+            progress.end();
         }
         throw new InvalidArgumentException("this device manager cannot create transient devices");
     }

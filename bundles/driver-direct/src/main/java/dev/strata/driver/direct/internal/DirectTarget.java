@@ -98,6 +98,11 @@ final class DirectTarget extends FileBackedTarget {
 
     /** Checks the spec and the file system, creates or grows the file if asked, opens it with O_DIRECT. */
     static DirectTarget open(FileSpec spec, String device) throws IOException {
+        return open(spec, device, FileSpec.Progress.NONE);
+    }
+
+    /** As {@link #open(FileSpec, String)}; a preallocation reports to {@code progress}. */
+    static DirectTarget open(FileSpec spec, String device, FileSpec.Progress progress) throws IOException {
         if (!DirectIo.available()) {
             throw new InvalidArgumentException(DirectIo.UNAVAILABLE); // before the file is created or grown
         }
@@ -109,7 +114,7 @@ final class DirectTarget extends FileBackedTarget {
                     + " is not a multiple of the file system block size " + align
                     + " that O_DIRECT needs; use a multiple of " + align + " or the file target");
         }
-        ImageClaims.Claim claim = spec.prepareClaimed(plan, device); // refused before anything is grown
+        ImageClaims.Claim claim = spec.prepareClaimed(plan, device, progress); // refused before anything is grown
         FileChannel ch = null;
         try {
             try {

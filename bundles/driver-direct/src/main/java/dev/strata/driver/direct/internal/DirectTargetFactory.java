@@ -26,8 +26,9 @@ public class DirectTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return (DirectIo.available() ? "" : "[unavailable: no com.sun.nio.file] ") + "direct path=FILE [size=SIZE] [create=false]  — a regular file with O_DIRECT (no page cache);"
-                + " size a multiple of the file system block size";
+        return (DirectIo.available() ? "" : "[unavailable: no com.sun.nio.file] ") + "direct path=FILE [size=SIZE] [create=false] [preallocate=false]  — a regular file with O_DIRECT (no page cache);"
+                + " size a multiple of the file system block size; preallocate=true writes zeros over what create=true"
+                + " creates or grows (O_DIRECT writes into holes are slower)";
     }
 
     @Override
@@ -38,6 +39,8 @@ public class DirectTargetFactory implements TargetFactory {
 
     @Override
     public Target create(TargetContext context) throws IOException {
-        return DirectTarget.open(FileSpec.parse(DirectTarget.TYPE, context.arguments()), context.deviceName());
+        FileSpec spec = FileSpec.parse(DirectTarget.TYPE, context.arguments());
+        return DirectTarget.open(spec, context.deviceName(),
+                (done, total) -> context.progress("preallocating " + spec.path.getFileName(), done, total));
     }
 }

@@ -39,8 +39,13 @@ final class FileTarget extends FileBackedTarget {
      * another device has it open), creates or grows the file if asked, opens it.
      */
     static FileTarget open(FileSpec spec, String device) throws IOException {
+        return open(spec, device, FileSpec.Progress.NONE);
+    }
+
+    /** As {@link #open(FileSpec, String)}; a preallocation reports to {@code progress}. */
+    static FileTarget open(FileSpec spec, String device, FileSpec.Progress progress) throws IOException {
         FileSpec.Plan plan = spec.check();
-        ImageClaims.Claim claim = spec.prepareClaimed(plan, device);
+        ImageClaims.Claim claim = spec.prepareClaimed(plan, device, progress);
         FileChannel ch = null;
         try {
             try {

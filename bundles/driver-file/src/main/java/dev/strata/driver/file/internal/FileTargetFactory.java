@@ -15,8 +15,9 @@ public class FileTargetFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "file path=FILE [size=SIZE] [create=false]  — a regular file through the page cache;"
-                + " create=true creates it (sparse) or grows it to size=";
+        return "file path=FILE [size=SIZE] [create=false] [preallocate=false]  — a regular file through the page cache;"
+                + " create=true creates it (sparse) or grows it to size=; preallocate=true writes zeros over what"
+                + " that creates or grows (no holes)";
     }
 
     @Override
@@ -27,6 +28,8 @@ public class FileTargetFactory implements TargetFactory {
 
     @Override
     public Target create(TargetContext context) throws IOException {
-        return FileTarget.open(FileSpec.parse(FileTarget.TYPE, context.arguments()), context.deviceName());
+        FileSpec spec = FileSpec.parse(FileTarget.TYPE, context.arguments());
+        return FileTarget.open(spec, context.deviceName(),
+                (done, total) -> context.progress("preallocating " + spec.path.getFileName(), done, total));
     }
 }

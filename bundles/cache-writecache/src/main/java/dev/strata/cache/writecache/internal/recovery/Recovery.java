@@ -13,6 +13,7 @@ import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.io.StateAccess;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -55,6 +56,19 @@ public final class Recovery {
      */
     public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
             int blockSize, boolean format, boolean relayout, Tunables tunables, Options options) throws IOException {
+        return open(name, backing, cache, backingId, blockSize, format, relayout, tunables, options, (d, t) -> { });
+    }
+
+    /** How far a format has got: metadata bytes written of all (a progress line of the caller's). */
+    @FunctionalInterface
+    public interface FormatProgress {
+        void update(long done, long total);
+    }
+
+    /** @param progress told after every metadata write of a format */
+    public static WritecacheTarget open(String name, BlockDevice backing, BlockDevice cache, String backingId,
+            int blockSize, boolean format, boolean relayout, Tunables tunables, Options options,
+            FormatProgress progress) throws IOException {
         if (backing == cache) {
             throw new InvalidArgumentException("writecache: backing and cache are the same device; use two devices");
         }
@@ -120,7 +134,7 @@ public final class Recovery {
         if (layout == null) {
             throw tooSmall(cache, bs);
         }
-        Superblock fresh = format(cache, layout, backing.size(), backingId);
+        Superblock fresh = format(cache, layout, backing.size(), backingId, progress);
         return new WritecacheTarget(name, backing, cache, fresh, s -> s.releaseUnused(), tunables, options);
     }
 
@@ -153,12 +167,27 @@ public final class Recovery {
      * Formats: the superblock is zeroed first (a format cut short leaves a blank device, not a
      * valid superblock over half-written metadata), every metadata sector is written FREE, the
      * device flushed, then the superblock written with seq_count 0, FUA.
+     * <p>
+     * Cancellable (Ctrl-C on a {@code dev:create} of a 200 GiB cache device): the interrupt is
+     * looked at before the first write — then the device is as it was — and before every metadata
+     * write and the superblock's — then the device is left unformatted (blank superblock), never
+     * a valid-looking cache over a half-written array; no open recovers it, and a writecache
+     * created over it later formats it anew. The interrupt stays set for the caller, which creates
+     * nothing. A memory device or a sleeping one ignores interrupts, and a file channel closes on
+     * one: so the format looks itself, instead of leaving it to the device.
      */
     static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId) throws IOException {
-        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
+        return format(cache, layout, backingSize, backingId, (d, t) -> { });
+    }
+
+    static Superblock format(BlockDevice cache, Layout layout, long backingSize, String backingId,
+            FormatProgress progress) throws IOException {
         long sectors = layout.metadataSectors();
+        stopIfInterrupted(cache, -1, sectors);
+        cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
         ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR).order(ByteOrder.LITTLE_ENDIAN);
         for (long first = 0; first < sectors; first += READ_SECTORS) {
+            stopIfInterrupted(cache, first, sectors);
             int n = (int) Math.min(READ_SECTORS, sectors - first);
             for (int i = 0; i < n; i++) {
                 for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
@@ -167,11 +196,28 @@ public final class Recovery {
                 MetadataSector.seal(buf, i * Layout.SECTOR, first + i);
             }
             cache.write(Layout.sectorOffset(first), buf.duplicate().clear().limit(n * Layout.SECTOR), 0);
+            progress.update((first + n) * Layout.SECTOR, sectors * Layout.SECTOR);
         }
         cache.flush();
+        stopIfInterrupted(cache, sectors, sectors);
         Superblock sb = Superblock.create(layout, backingSize, backingId, System.currentTimeMillis());
         cache.write(0, sb.encode(), BlockDevice.FUA);
         return sb;
+    }
+
+    /**
+     * Ends the format when the caller was interrupted ({@code done} -1: before its first write);
+     * one line saying what is left on the device.
+     */
+    private static void stopIfInterrupted(BlockDevice cache, long done, long sectors) throws InterruptedIOException {
+        if (!Thread.currentThread().isInterrupted()) {
+            return;
+        }
+        throw new InterruptedIOException(done < 0
+                ? "writecache: format interrupted before it wrote anything; the cache device is unchanged"
+                : "writecache: format interrupted after " + Iec.size(done * Layout.SECTOR) + " of "
+                        + Iec.size(sectors * Layout.SECTOR) + " of metadata; the cache device ("
+                        + Iec.size(cache.size()) + ") is left unformatted (its superblock zeroed), not a cache");
     }
 
     private static void load(Superblock sb, BlockDevice cache, BlockDevice backing, StateAccess s)

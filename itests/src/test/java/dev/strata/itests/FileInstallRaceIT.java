@@ -26,13 +26,14 @@ import dev.strata.api.DeviceManager;
 import dev.strata.api.DeviceState;
 
 /**
- * The distribution's first start, over and over, with the real FileInstall: FileInstall turns
- * each {@code deploy/dev.strata.device-NAME.cfg} into a configuration, writes that configuration
- * back into the file at once (truncate, then write), and its next poll runs right after its first
- * scan — and could read a file in between, store it empty and write that back: 0 bytes, the
- * device never created (the default stack's backing0 in the fresh-clone run of ConsoleIT). The
- * device manager writes such an emptied definition back; every round here checks that every
- * device came up and every file still holds its definition.
+ * The distribution's first start, over and over, with the real FileInstall and the distribution's
+ * settings: FileInstall turns each {@code deploy/dev.strata.device-NAME.cfg} into a configuration,
+ * and the device manager writes what it changes (the identity it stamps) back into the file. With
+ * FileInstall's own write-back (truncate, then write; now off) its next poll, right after its first
+ * scan, could read a file in between, store it empty and write that back: 0 bytes, the device never
+ * created (the default stack's backing0 in the fresh-clone run of ConsoleIT). Every round here checks
+ * that every device came up and every file still holds its definition; and
+ * {@link #noReaderEverSeesAPartlyWrittenFile} that no file is ever read partly written.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)

@@ -113,14 +113,15 @@ final class CfgWriteBack implements ConfigurationListener {
         Path file = enabled ? file(current) : null;
         if (file != null) {
             String text = read(file);
-            if (text == null) {
-                throw new IOException("its file " + file + " was deleted (FileInstall removes the configuration)");
+            // a deleted file is not written again: its device goes (FileInstall deletes the
+            // configuration, or the next start does); until then the configuration alone changes
+            if (text != null) {
+                if (!holds(text, current) && !text.equals(written.get(file))) {
+                    throw new IOException("its file " + file + " was changed since FileInstall last read it ("
+                            + difference(text, current) + "; FileInstall applies the change at its next poll); nothing was changed");
+                }
+                write(file, text, next);
             }
-            if (!holds(text, current) && !text.equals(written.get(file))) {
-                throw new IOException("its file " + file + " was changed since FileInstall last read it (" + difference(text, current)
-                        + "; FileInstall applies the change at its next poll); nothing was changed");
-            }
-            write(file, text, next);
         }
         c.update(next);
         remember(c.getPid(), next);

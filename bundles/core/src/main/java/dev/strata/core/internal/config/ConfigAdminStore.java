@@ -40,6 +40,12 @@ import dev.strata.core.internal.DeviceManagerImpl;
  * configuration may already be empty, so a copy taken at delivery time would be too late. A
  * file over FileInstall's 8 KiB write buffer can also be read cut short rather than empty; such a
  * read ({@link TornRead}) is treated as an emptied one and does not replace the copy.
+ *
+ * <p>Where FileInstall's write-back is off (the distribution), the store writes those files itself
+ * ({@link CfgWriteBack}: atomically, the file before the configuration, only over the file as it was
+ * read), so that no file of Strata's is ever read partly written; the emptied and cut-read handling
+ * stays for writers it does not control (a host that keeps FileInstall's write-back, an editor that
+ * writes a file in place).
  */
 public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory, SynchronousConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigAdminStore.class);

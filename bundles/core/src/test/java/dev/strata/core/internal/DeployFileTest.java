@@ -149,6 +149,19 @@ class DeployFileTest {
     }
 
     @Test
+    void aFileThatIsASymbolicLinkStaysOneAndTheFileItNamesIsReplaced() throws Exception {
+        Path real = Files.createDirectories(dir.resolve("elsewhere")).resolve("backing0.cfg");
+        Files.writeString(real, "name = backing0\ntype = tfile\narg.path = ${strata.home}/backing0.img\narg.size = 1M\n");
+        Files.createSymbolicLink(cfg, real);
+        fileInstallReads(PID, cfg);
+        deliver();
+        deliver();
+        GateTest.await(() -> m.info("backing0").map(i -> i.state() == DeviceState.ACTIVE).orElse(false), "backing0 active");
+        assertTrue(Files.isSymbolicLink(cfg), "still a link");
+        assertTrue(Files.readString(real).contains("id = " + cm.properties(PID).get("id")), "the file it names holds the identity");
+    }
+
+    @Test
     void aReloadIsWrittenIntoTheFileBeforeTheConfiguration() throws Exception {
         deployed();
         m.reload("backing0", "tfile", Map.of("path", dir.resolve("backing0.img").toString(), "size", "2M"));

@@ -11,6 +11,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.Set;
@@ -30,8 +32,29 @@ final class AtomicFile {
     private AtomicFile() {
     }
 
-    /** Replaces {@code file}'s content with {@code content} (keeping its permissions). */
-    static void write(Path file, byte[] content) throws IOException {
+    /** What a file was when it was read (its inode, time and size): it is replaced only while it still is that. */
+    record Seen(Object key, FileTime modified, long size) {
+    }
+
+    /** What {@code file} (followed if a link) is now; null if it does not exist. */
+    static Seen seen(Path file) throws IOException {
+        try {
+            BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+            return new Seen(a.fileKey(), a.lastModifiedTime(), a.size());
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Replaces {@code file}'s content with {@code content} (keeping its permissions), if it is
+     * still what {@code expected} says when the new file is ready: a file deleted or changed
+     * meanwhile (a user's {@code rm}, an editor's save) is left as it is, and not created again by
+     * the rename. The check and the rename are not one step; what is left between them is a few
+     * system calls, no I/O wait. A symbolic link stays one: the file it points to is replaced.
+     */
+    static void write(Path link, byte[] content, Seen expected) throws IOException {
+        Path file = Files.isSymbolicLink(link) ? link.toRealPath() : link;
         Path dir = file.toAbsolutePath().getParent();
         Path tmp = dir.resolve("." + file.getFileName() + "." + UUID.randomUUID() + TMP_SUFFIX);
         try {
@@ -43,6 +66,10 @@ final class AtomicFile {
                 ch.force(true);
             }
             keepPermissions(file, tmp);
+            if (!java.util.Objects.equals(expected, seen(file))) {
+                throw new java.nio.file.FileSystemException(file.toString(), null,
+                        "it was changed or deleted while it was being written (by someone else)");
+            }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             try {

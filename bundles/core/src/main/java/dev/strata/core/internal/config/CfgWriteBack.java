@@ -112,15 +112,15 @@ final class CfgWriteBack implements ConfigurationListener {
         Dictionary<String, Object> current = c.getProperties();
         Path file = enabled ? file(current) : null;
         if (file != null) {
-            String text = read(file);
+            Content now = content(file);
             // a deleted file is not written again: its device goes (FileInstall deletes the
             // configuration, or the next start does); until then the configuration alone changes
-            if (text != null) {
-                if (!holds(text, current) && !text.equals(written.get(file))) {
+            if (now != null) {
+                if (!holds(now.text, current) && !now.text.equals(written.get(file))) {
                     throw new IOException("its file " + file + " was changed since FileInstall last read it ("
-                            + difference(text, current) + "; FileInstall applies the change at its next poll); nothing was changed");
+                            + difference(now.text, current) + "; FileInstall applies the change at its next poll); nothing was changed");
                 }
-                write(file, text, next);
+                write(file, now, next);
             }
         }
         c.update(next);
@@ -137,9 +137,9 @@ final class CfgWriteBack implements ConfigurationListener {
         Dictionary<String, Object> current = c.getProperties();
         Path file = enabled ? file(current) : null;
         if (file != null) {
-            String text = read(file);
-            if (text != null && holds(text, current)) {
-                write(file, text, next);
+            Content now = content(file);
+            if (now != null && holds(now.text, current)) {
+                write(file, now, next);
             }
         }
         c.update(next);
@@ -214,13 +214,13 @@ final class CfgWriteBack implements ConfigurationListener {
         }
     }
 
-    private void write(Path file, String text, Dictionary<String, Object> next) throws IOException {
+    private void write(Path file, Content now, Dictionary<String, Object> next) throws IOException {
         if (!Files.isWritable(file)) {
             throw new IOException("its file " + file + " is read-only; nothing was changed");
         }
-        String out = CfgFormat.render(text, CfgFormat.ordered(keys(next)), this::substitute);
-        if (!out.equals(text)) {
-            AtomicFile.write(file, out.getBytes(encoding));
+        String out = CfgFormat.render(now.text, CfgFormat.ordered(keys(next)), this::substitute);
+        if (!out.equals(now.text)) {
+            AtomicFile.write(file, out.getBytes(encoding), now.seen);
         }
         written.put(file, out);
     }
@@ -245,13 +245,18 @@ final class CfgWriteBack implements ConfigurationListener {
      * back. FileInstall's next poll reads the file again (it changed since that read) and stores
      * it; until then the manager must not apply (or write back) the older one. Otherwise {@code props}.
      */
-    synchronized Dictionary<String, Object> newer(Dictionary<String, Object> props) throws IOException {
+    synchronized Dictionary<String, Object> newer(Dictionary<String, Object> props) {
         Path file = enabled ? file(props) : null;
         String ours = file == null ? null : written.get(file);
         if (ours == null) {
             return props;
         }
-        String text = read(file);
+        String text;
+        try {
+            text = read(file);
+        } catch (IOException e) {
+            return props; // being written in place: not ours as it is now
+        }
         if (!ours.equals(text) || holds(text, props)) {
             return props;
         }
@@ -307,12 +312,31 @@ final class CfgWriteBack implements ConfigurationListener {
         return out.toString();
     }
 
-    private String read(Path file) throws IOException {
+    /** A file's text and what the file was when it was read. */
+    private record Content(String text, AtomicFile.Seen seen) {
+    }
+
+    /** {@code file}'s text, null if it does not exist; refused while someone writes it (it changes as it is read). */
+    private Content content(Path file) throws IOException {
+        AtomicFile.Seen before = AtomicFile.seen(file);
+        if (before == null) {
+            return null;
+        }
+        byte[] bytes;
         try {
-            return new String(Files.readAllBytes(file), encoding);
+            bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             return null;
         }
+        if (!before.equals(AtomicFile.seen(file))) {
+            throw new IOException("its file " + file + " is being written (by an editor?); nothing was changed, try again");
+        }
+        return new Content(new String(bytes, encoding), before);
+    }
+
+    private String read(Path file) throws IOException {
+        Content c = content(file);
+        return c == null ? null : c.text;
     }
 
     private static Path file(Dictionary<String, ?> props) {

@@ -39,14 +39,16 @@ import org.slf4j.LoggerFactory;
  *     the two steps leaves the new state in the file, which the next start applies (a
  *     {@code format=true} forgotten stays forgotten; a removed device does not come back).
  * <li>Compare and swap: a change is written only while the file still holds what the configuration
- *     holds (what FileInstall last read from it). A file changed since — a user's edit FileInstall has
+ *     holds (what FileInstall last read from it) or what this process last wrote into it (see
+ *     {@link #newer}), and is still, just before the rename, the file that was read. A file changed since — a user's edit FileInstall has
  *     not applied yet, or one still being written in place by an editor, which FileInstall read
  *     half-written — is never overwritten by a definition made from the older read: the change is
  *     refused (one line) and FileInstall's next poll applies the file.
  * <li>A read-only file, or a directory that refuses the temporary file (read-only, full), changes
  *     nothing: neither the file nor the configuration (one line).
  * </ul>
- * All of it runs under this object's lock: management operations, rare, never on an I/O path.
+ * All of it runs under this object's lock, across the file's I/O (two forced writes): management
+ * operations, rare, never on a block I/O path.
  */
 final class CfgWriteBack implements ConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(CfgWriteBack.class);

@@ -110,7 +110,10 @@ final class StrataFramework {
             List<String> names = config.list("strata.default.stack");
             if (!names.isEmpty()) {
                 String alternatives = names.stream().map(Pattern::quote).collect(Collectors.joining("|"));
-                props.put("felix.fileinstall.filter", "^(?!(?:" + alternatives + ")$).*");
+                // on top of the configured filter (which hides Strata's temporary .cfg files)
+                String base = props.get("felix.fileinstall.filter");
+                props.put("felix.fileinstall.filter", "^(?!(?:" + alternatives + ")$)"
+                        + (base == null || base.isBlank() ? ".*" : "(?:" + base.trim() + ")"));
             }
         }
 

@@ -129,6 +129,13 @@ public final class StrataOptions {
         options.add(frameworkProperty("felix.fileinstall.start.level").value(config.get("felix.fileinstall.start.level", "3")));
         options.add(frameworkProperty("felix.fileinstall.tmpdir").value(work.resolve("tmp").toString()));
         options.add(frameworkProperty("felix.fileinstall.log.level").value("1"));
+        // as the distribution: FileInstall's in-place write-back off (the device manager writes the
+        // files, atomically), hidden files (its temporary ones) not FileInstall's
+        options.add(frameworkProperty("felix.fileinstall.enableConfigSave").value(config.get("felix.fileinstall.enableConfigSave", "true")));
+        String filter = config.get("felix.fileinstall.filter", "");
+        if (!filter.isBlank()) {
+            options.add(frameworkProperty("felix.fileinstall.filter").value(filter));
+        }
         // the test JVM's class path holds slf4j (Pax Exam's own logging); Felix's implicit boot
         // delegation would let ServiceLoader calls inside the framework find those classes
         options.add(frameworkProperty("felix.bootdelegation.implicit").value("false"));

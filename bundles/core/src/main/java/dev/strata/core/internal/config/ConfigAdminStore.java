@@ -12,6 +12,7 @@ import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.cm.Configuration;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.cm.ConfigurationEvent;
+import org.osgi.service.cm.ConfigurationListener;
 import org.osgi.service.cm.ManagedServiceFactory;
 import org.osgi.service.cm.SynchronousConfigurationListener;
 import org.slf4j.Logger;
@@ -39,6 +40,12 @@ import dev.strata.core.internal.DeviceManagerImpl;
  * configuration may already be empty, so a copy taken at delivery time would be too late. A
  * file over FileInstall's 8 KiB write buffer can also be read cut short rather than empty; such a
  * read ({@link TornRead}) is treated as an emptied one and does not replace the copy.
+ *
+ * <p>Where FileInstall's write-back is off (the distribution), the store writes those files itself
+ * ({@link CfgWriteBack}: atomically, the file before the configuration, only over the file as it was
+ * read), so that no file of Strata's is ever read partly written; the emptied and cut-read handling
+ * stays for writers it does not control (a host that keeps FileInstall's write-back, an editor that
+ * writes a file in place).
  */
 public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory, SynchronousConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigAdminStore.class);
@@ -59,14 +66,33 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
     private final java.util.Map<String, Long> largestFile = new java.util.concurrent.ConcurrentHashMap<>();
     /** FileInstall's watched directory (framework property {@code felix.fileinstall.dir}), or null. */
     private volatile String watchedDir;
+    /** Writes the {@code .cfg} files of configurations made from them, where FileInstall does not ({@link CfgWriteBack}). */
+    private volatile CfgWriteBack files = new CfgWriteBack(false, name -> null);
+    private volatile ServiceRegistration<ConfigurationListener> filesRegistration;
 
     public ConfigAdminStore(ConfigurationAdmin cm, DeviceManagerImpl manager) {
         this.cm = cm;
         this.manager = manager;
     }
 
+    /**
+     * For tests: a store that writes the {@code .cfg} files itself (FileInstall's write-back off),
+     * with {@code properties} as the framework's properties ({@code ${name}} in a file).
+     */
+    public ConfigAdminStore(ConfigurationAdmin cm, DeviceManagerImpl manager, java.util.function.UnaryOperator<String> properties) {
+        this(cm, manager);
+        this.files = new CfgWriteBack(true, properties);
+        this.watchedDir = properties.apply(SourceFile.WATCHED_DIR);
+        files.start(cm, watchedDir);
+    }
+
     public void register(BundleContext context) {
         watchedDir = context.getProperty(SourceFile.WATCHED_DIR);
+        files = CfgWriteBack.of(context);
+        if (files.enabled()) {
+            files.start(cm, watchedDir);
+            filesRegistration = context.registerService(ConfigurationListener.class, files, null);
+        }
         // first, so that no update made from now on is missed (FileInstall starts after core)
         listenerRegistration = context.registerService(SynchronousConfigurationListener.class, this, null);
         Hashtable<String, Object> props = new Hashtable<>();
@@ -81,6 +107,9 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         unregister(r);
         r = listenerRegistration;
         listenerRegistration = null;
+        unregister(r);
+        r = filesRegistration;
+        filesRegistration = null;
         unregister(r);
     }
 
@@ -166,7 +195,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         Configuration[] existing = find(definition.name());
         Configuration c = existing != null && existing.length > 0 ? existing[0]
                 : cm.getFactoryConfiguration(DefinitionCodec.FACTORY_PID, definition.name(), "?");
-        c.update(DefinitionCodec.merge(c.getProperties(), definition));
+        files.update(c, DefinitionCodec.merge(c.getProperties(), definition));
         return c.getPid();
     }
 
@@ -175,7 +204,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         Configuration[] existing = find(name);
         if (existing != null) {
             for (Configuration c : existing) {
-                c.delete();
+                files.delete(c);
             }
         }
     }
@@ -237,9 +266,11 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         return true;
     }
 
+    /** The configuration's properties, or, if they are a stale read of its file, what the file holds ({@link CfgWriteBack#newer}). */
     private Dictionary<String, Object> properties(String pid) throws IOException {
         Configuration[] cs = list("(" + Constants.SERVICE_PID + "=" + escape(pid) + ")");
-        return cs == null || cs.length == 0 ? null : cs[0].getProperties();
+        Dictionary<String, Object> p = cs == null || cs.length == 0 ? null : cs[0].getProperties();
+        return p == null ? null : files.newer(p);
     }
 
     @Override
@@ -284,7 +315,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
             return; // deleted meanwhile: a deletion is not undone
         }
         try {
-            cs[0].update(DefinitionCodec.merge(cs[0].getProperties(), definition));
+            files.restore(cs[0], DefinitionCodec.merge(cs[0].getProperties(), definition));
         } catch (IllegalStateException e) {
             // FileInstall locks (read-only) or deletes the configuration of a file it is removing
             throw new IOException("configuration " + key + " cannot be written now: " + e.getMessage(), e);

@@ -21,7 +21,7 @@ import net.jqwik.api.constraints.Size;
  * index is small (64 slots: 8 hint entries for 20 groups of blocks) so that groups collide.
  */
 class RunHintsPropertyTest {
-    private static final int SLOTS = 64;
+    private static final int SLOTS = SlotIndexPropertyTest.SLOTS; // firstFreeRun is that test's
     private static final int BLOCKS = 160;
 
     @Property(tries = 300)
@@ -52,7 +52,7 @@ class RunHintsPropertyTest {
                 }
                 case 1 -> {
                     int len = 2 + (op >>> 8) % 15;
-                    int first = firstFreeRun(free, len);
+                    int first = SlotIndexPropertyTest.firstFreeRun(free, len);
                     if (first >= 0 && b + len <= BLOCKS && model.subMap(b, b + len).isEmpty()) {
                         index.insertRun(first, b, len, ++seq);
                         for (int i = 0; i < len; i++) {
@@ -84,20 +84,6 @@ class RunHintsPropertyTest {
             }
         }
         assertTrue(index.isTreap());
-    }
-
-    /** The first slot of {@code len} consecutive free slots, or -1. */
-    private static int firstFreeRun(TreeSet<Integer> free, int len) {
-        for (int s : free) {
-            boolean all = true;
-            for (int i = 1; i < len && all; i++) {
-                all = free.contains(s + i);
-            }
-            if (all && s + len <= SLOTS) {
-                return s;
-            }
-        }
-        return -1;
     }
 
     @Property(tries = 100)

@@ -246,6 +246,9 @@ public final class SlotIndex {
      */
     public int hinted(long b) {
         int s = hints.get(b);
+        if (s >= slots) {
+            return -1; // an index of no slots (entries are slot numbers, or 0)
+        }
         long k = key(s);
         if (((k ^ b) >>> RunHints.GROUP_SHIFT) != 0) {
             return -1;

@@ -86,6 +86,13 @@ class RunHintsPropertyTest {
         assertTrue(index.isTreap());
     }
 
+    @net.jqwik.api.Example
+    void anIndexOfNoSlotsKnowsNothing() {
+        SlotIndex none = new SlotIndex(0);
+        assertEquals(-1, none.hinted(0));
+        assertEquals(-1, none.hinted(12345));
+    }
+
     @Property(tries = 100)
     void buildNamesEveryRun(@ForAll @IntRange(min = 1, max = 100_000) int seed) {
         // recovery of a cache written in runs (and lone blocks) in random places: one pass links

@@ -16,7 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Performance 1's floor (not a test): what a 4 KiB overwrite through writecache costs next to
+ * Performance 1's floor (not a test): what a 4 KiB overwrite (-Dbench.floor.bs=16384 etc.) through writecache costs next to
  * the {@code memory} cache device alone and next to the one index walk it cannot skip, as the
  * CPU time of the writing threads per request (ThreadMXBean: the JIT, GC and other processes
  * are not counted, which makes it the least load-sensitive figure). Steady state, unlike the
@@ -36,7 +36,7 @@ final class Floor {
 
     static void run(boolean quick) throws Exception {
         int threads = WritecacheBench.THREADS;
-        int bs = 4096;
+        int bs = Integer.getInteger("bench.floor.bs", 4096); // ≥ 4096: a request covers whole hint groups, whatever the fill order
         long region = 64L * WritecacheBench.MIB;
         long millis = quick ? 1000 : 3000;
         int rounds = quick ? 2 : 3;
@@ -50,7 +50,7 @@ final class Floor {
         WritecacheBench.prefill(backing);
         WritecacheBench.prefill(cache);
         cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA);
-        System.out.printf(Locale.ROOT, "%n## Performance 1: the floor at 4 KiB (steady state, %d threads, region %d MiB, block_size=512, thread CPU per request)%n%n",
+        System.out.printf(Locale.ROOT, "%n## Performance 1: the floor at " + bs / 1024 + " KiB (steady state, %d threads, region %d MiB, block_size=512, thread CPU per request)%n%n",
                 threads, region / WritecacheBench.MIB);
         System.out.println("| round | memory device µs/req | writecache µs/req | index walk alone µs/find | device + walk | writecache − (device + walk)"
                 + " | walk, finds one after another µs/find | writecache − (device + that walk)"
@@ -60,7 +60,22 @@ final class Floor {
         try (WritecacheTarget wc = Recovery.open("wcfloor", backing, cache, null, 512, true, Tunables.DEFAULTS,
                 Options.defaults().manual())) {
             ByteBuffer b = ByteBuffer.allocateDirect(bs);
-            for (long off = 0; off < region; off += bs) {
+            // in backing order (slot order = block order), or with -Dbench.floor.shuffle=true in a random
+            // order, as the seed table's fresh cache is filled: neighbouring chunks in unrelated slots
+            long[] offs = new long[(int) (region / bs)];
+            for (int i = 0; i < offs.length; i++) {
+                offs[i] = (long) i * bs;
+            }
+            if (Boolean.getBoolean("bench.floor.shuffle")) {
+                java.util.Random rnd = new java.util.Random(11);
+                for (int i = offs.length - 1; i > 0; i--) {
+                    int j = rnd.nextInt(i + 1);
+                    long t = offs[i];
+                    offs[i] = offs[j];
+                    offs[j] = t;
+                }
+            }
+            for (long off : offs) {
                 wc.write(off, b.clear(), 0);
             }
             cell(cache, region, bs, threads, 300); // JIT

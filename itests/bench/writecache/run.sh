@@ -9,7 +9,7 @@
 #   seed-nbd      Performance 1: the seed's table as the issue states it, fio --ioengine=nbd --rw=randwrite
 #                 --iodepth=32 --direct=1 against this JVM's NBD server (memory device, writecache contiguous,
 #                 one I/O per block)
-#   floor         Performance 1's floor: thread CPU per 4 KiB overwrite of writecache, the memory device
+#   floor         Performance 1's floor: thread CPU per 4 KiB overwrite (-Dbench.floor.bs=…, -Dbench.floor.shuffle=true: filled in random order) of writecache, the memory device
 #                 alone and the index walk alone (steady state, every block written once first)
 #   bookkeeping   Performance 1's floor part by part: thread CPU ns per op of each piece of an in-place
 #                 write's bookkeeping (latency record striped and, for comparison, one ConcurrentHistogram;

@@ -118,7 +118,10 @@ final class InPlace {
     /** The slot of {@code b} if it looks, without any lock, like an in-place hit; else -1. */
     private int hitUnlocked(long b) {
         try {
-            int s = state.index.findUnlocked(b, WALK_STEPS);
+            int s = state.index.hinted(b);
+            if (s < 0) {
+                s = state.index.findUnlocked(b, WALK_STEPS);
+            }
             return s >= 0 && state.reusable(s) ? s : -1;
         } catch (RuntimeException racing) {
             return -1;
@@ -138,7 +141,10 @@ final class InPlace {
         for (int i = 0; i < count; i++) {
             long b = block + i;
             int s = i == 0 && unlocked ? first : hint >= 0 && state.index.holds(hint + 1, b) ? hint + 1
-                    : unlocked ? state.index.findUnlocked(b, WALK_STEPS) : state.index.find(b);
+                    : state.index.hinted(b);
+            if (s < 0) {
+                s = unlocked ? state.index.findUnlocked(b, WALK_STEPS) : state.index.find(b);
+            }
             if (s < 0 || !state.reusable(s)) {
                 return false;
             }

@@ -113,6 +113,8 @@ final class WritePath {
                             s = hint + 1;
                         } else if (b < absentBelow) {
                             s = -1;
+                        } else if ((s = state.index.hinted(b)) >= 0) {
+                            absentBelow = -1;
                         } else {
                             int c = state.index.ceiling(b);
                             long cb = c < 0 ? Long.MAX_VALUE : state.index.block(c);

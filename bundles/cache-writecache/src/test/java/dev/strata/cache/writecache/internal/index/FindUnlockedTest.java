@@ -53,8 +53,9 @@ class FindUnlockedTest {
             try {
                 for (int i = 0; i < 2_000_000; i++) {
                     int s = ix.findUnlocked(rnd.nextInt(4096), 512);
-                    if (s < -1 || s >= slots) {
-                        throw new AssertionError("slot out of range: " + s);
+                    int h = ix.hinted(rnd.nextInt(4096)); // the optimistic look's first try
+                    if (s < -1 || s >= slots || h < -1 || h >= slots) {
+                        throw new AssertionError("slot out of range: " + s + ", " + h);
                     }
                 }
             } catch (Throwable x) {
@@ -72,7 +73,11 @@ class FindUnlockedTest {
                 used[s] = false;
             } else {
                 long b = rnd.nextInt(4096);
-                if (ix.find(b) < 0) {
+                if (s + 1 < slots && !used[s + 1] && ix.find(b) < 0 && ix.find(b + 1) < 0) {
+                    ix.insertRun(s, b, 2, 1); // a run: noted in the hints the reader follows
+                    used[s] = true;
+                    used[s + 1] = true;
+                } else if (ix.find(b) < 0) {
                     ix.insert(s, b, 1);
                     used[s] = true;
                 }

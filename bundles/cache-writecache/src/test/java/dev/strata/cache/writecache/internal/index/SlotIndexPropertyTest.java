@@ -25,7 +25,7 @@ import net.jqwik.api.constraints.Size;
  * in {@link #fullWidthFieldsStayApart}.
  */
 class SlotIndexPropertyTest {
-    private static final int SLOTS = 64;
+    static final int SLOTS = 64;
     private static final int BLOCKS = 160;
 
     @Property(tries = 300)
@@ -100,7 +100,7 @@ class SlotIndexPropertyTest {
     }
 
     /** The first slot of {@code len} consecutive free slots, or -1. */
-    private static int firstFreeRun(TreeSet<Integer> free, int len) {
+    static int firstFreeRun(TreeSet<Integer> free, int len) {
         for (int s : free) {
             boolean all = true;
             for (int i = 1; i < len && all; i++) {

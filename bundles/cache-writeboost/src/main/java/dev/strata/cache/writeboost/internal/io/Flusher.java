@@ -1,6 +1,5 @@
 package dev.strata.cache.writeboost.internal.io;
 
-import dev.strata.cache.writeboost.internal.format.Crc;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.RecordHeader;
 import java.io.IOException;
@@ -47,6 +46,7 @@ final class Flusher {
         this.log = parts.log;
         this.stats = parts.stats;
         this.lastHeaderCrc = lastHeaderCrc;
+        this.crcs = new BlockCrcs(log.bufs);
         // half the buffers (at least one segment) in flight in all, see maxCoalesce
         this.maxCoalesce = Math.max(1, log.nb / (2 * flushers)) * Layout.SEGMENT_SIZE;
         // per thread one batch in flight and one written but waiting for the one before it,
@@ -58,6 +58,9 @@ final class Flusher {
             free.add(new Batch());
         }
     }
+
+    /** The writers' CRCs of the blocks they copied, from which {@link #seal} builds the records' data CRCs. */
+    final BlockCrcs crcs;
 
     /** Most queue entries (records and markers) one flusher write covers. */
     static final int MAX_BATCH = 64;
@@ -242,9 +245,10 @@ final class Flusher {
             if (s.marker()) {
                 continue;
             }
-            ByteBuffer buf = log.bufs[(int) Math.floorMod(s.sid, (long) log.nb)];
+            int bi = (int) Math.floorMod(s.sid, (long) log.nb);
+            ByteBuffer buf = log.bufs[bi];
             int base = s.start * BS;
-            int dataCrc = s.data > 0 ? Crc.of(buf, base + BS, s.data * BS) : 0;
+            int dataCrc = s.data > 0 ? crcs.dataCrc(bi * SB + s.start + 1, s.data) : 0;
             prevCrc = RecordHeader.seal(buf, base, s.pad ? RecordHeader.FLAG_PAD : 0, s.entries, s.data, s.id,
                     s.sid, log.lastFlushedId.get(), prevCrc, dataCrc, s.span, s.start, log.session, log.uuidHash);
             b.crc[i] = prevCrc;

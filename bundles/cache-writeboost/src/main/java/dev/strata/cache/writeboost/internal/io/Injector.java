@@ -68,7 +68,9 @@ final class Injector {
                 return ReadCacheInjector.Outcome.NO_ROOM;
             }
         }
-        ByteBuffer buf = log.bufs[(int) Math.floorMod(log.headSid, (long) log.nb)];
+        int headBuf = (int) Math.floorMod(log.headSid, (long) log.nb);
+        ByteBuffer buf = log.bufs[headBuf];
+        parts.flusher.crcs.forget(headBuf * Layout.SEGMENT_BLOCKS + log.recPos);
         buf.put(log.recPos * BS, src, srcIndex, BS);
         int loc = log.phys(log.headSid) * SB + log.recPos;
         RecordHeader.putEntry(buf, log.recStart * BS, log.recEntries, block, Layout.FULL, RecordHeader.ENTRY_CLEAN, 1);

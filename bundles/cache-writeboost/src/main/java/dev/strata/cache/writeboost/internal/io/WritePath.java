@@ -158,6 +158,7 @@ final class WritePath {
                             hook.run();
                         }
                         runBuf.put(runSlot * BS, src, runSrc, runLen * BS);
+                        parts.flusher.crcs.take(runCopy, runLen); // while the blocks are hot
                     } finally {
                         for (int k = 0; k < runLen; k++) {
                             // publishes the data: a release store after the copy, read with a volatile
@@ -192,6 +193,7 @@ final class WritePath {
         // a plain (release) store is enough: whoever reads the flag took the lock after this one
         // released it (readers, writers) or took the record off the queue under it (the flusher)
         log.copying.lazySet(headBuf * SB + slot, 1);
+        parts.flusher.crcs.forget(headBuf * SB + slot);
         int loc = log.phys(log.headSid) * SB + slot;
         RecordHeader.putEntry(buf, log.recStart * BS, log.recEntries, block, Layout.FULL, 0, 1);
         log.openEntryOfData[log.recData] = log.recEntries;
@@ -222,6 +224,7 @@ final class WritePath {
             int n = (s1 - s0) << 9;
             if (old >= 0 && log.inOpenRecord(old)) {
                 log.awaitCopied(old); // another writer's copy into the slot may still be in flight
+                parts.flusher.crcs.forget(log.copySlot(old));
                 ByteBuffer buf = log.bufferOf(old);
                 buf.put((old % SB) * BS + (s0 << 9), src, srcIndex, n);
                 log.readCache.touch(block);
@@ -246,8 +249,10 @@ final class WritePath {
                 parts.head.makeRoom(deadline);
                 continue;
             }
-            ByteBuffer buf = log.bufs[(int) Math.floorMod(log.headSid, (long) log.nb)];
+            int headBuf = (int) Math.floorMod(log.headSid, (long) log.nb);
+            ByteBuffer buf = log.bufs[headBuf];
             int at = log.recPos * BS;
+            parts.flusher.crcs.forget(headBuf * SB + log.recPos);
             int nv = bits;
             if (needOld) {
                 if (log.inBuffer(old)) {

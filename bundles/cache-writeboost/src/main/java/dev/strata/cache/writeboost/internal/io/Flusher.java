@@ -123,24 +123,22 @@ final class Flusher {
         if (b == null) {
             b = awaitFreeBatch();
         }
-        boolean took = false;
+        boolean sealed = false;
         prepare.lock();
         try {
-            took = take(b);
-            if (took) {
-                ticketAndSeal(b);
+            if (!take(b)) {
+                return false;
             }
+            ticketAndSeal(b);
+            sealed = true;
         } catch (IOException e) {
             log.fail(e);
             throw e;
         } finally {
             prepare.unlock();
-            if (!took) {
+            if (!sealed) {
                 recycle(b);
             }
-        }
-        if (!took) {
-            return false;
         }
         for (int chained = 1; b != null; chained++) {
             b = writeAndComplete(b, chained < MAX_CHAIN);

@@ -97,7 +97,7 @@ public final class WriteboostCache implements CacheTarget {
         }
     }
 
-    private final Parts parts = new Parts();
+    final Parts parts = new Parts();
     private final LogState log;
     private final Stats stats;
     private final Options options;

@@ -207,16 +207,20 @@ class CacheCommandsTest {
                         + ", result " + result.get() + ", error " + error.get());
         Job job = s.foregroundJob();
         job.interrupt();
-        // a slow device, not a dead one: the batch in flight completes and the report counts it
+        // Gogo passes Ctrl-C on asynchronously: its job thread takes the interrupt and then
+        // interrupts the command's thread. Opened before that, the gate would let the command
+        // finish first (the job thread, woken late, finds it done and returns its result), or a
+        // writeback thread finish every batch before the command stops forcing them. So the gate
+        // opens only once the command has printed its report; a writer held at the gate then
+        // completes, as on a slow device, not a dead one.
+        await("the report of the cancelled command", () -> progress.toString(StandardCharsets.UTF_8).contains(" cancelled: "),
+                () -> progress.toString(StandardCharsets.UTF_8) + ", job " + job.status() + ", result " + result.get());
         slow.open();
         t.join(TimeUnit.SECONDS.toMillis(60));
         assertFalse(t.isAlive(), line + " returned after the interrupt");
         s.close();
-        // Gogo ends an interrupted job with an InterruptedException at once, while the command's
-        // thread puts things back and then prints its report
+        // Gogo ends an interrupted job with an InterruptedException, not the command's result
         assertInstanceOf(InterruptedException.class, error.get(), line + " returned " + result.get());
-        await("the report of the cancelled command", () -> progress.toString(StandardCharsets.UTF_8).contains(" cancelled: "),
-                () -> progress.toString(StandardCharsets.UTF_8));
         String all = progress.toString(StandardCharsets.UTF_8);
         assertTrue(all.startsWith("\rwriteback wb: "), "a progress line first");
         assertTrue(all.endsWith("\n"), "then the report on a line of its own");

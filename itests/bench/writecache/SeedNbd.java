@@ -1,5 +1,6 @@
 import dev.strata.api.BlockDevice;
 import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.index.FreeSlots;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
@@ -132,8 +133,8 @@ final class SeedNbd {
     /**
      * The same cells over a {@code direct} cache device: a preallocated O_DIRECT file, where every
      * I/O is a system call into the block layer and the disk (the kernel patch's SSD), so that one
-     * I/O per block costs what it cost there. The cache is sized so that the data area starts on a
-     * 4 KiB boundary and a fresh cache hands out runs of 8 slots aligned to 4 KiB: a contiguous
+     * I/O per block costs what it cost there. The cache is sized so that the data area and every
+     * allocation lane start on a 4 KiB boundary, so a fresh cache hands out 4 KiB-aligned runs: a contiguous
      * 4 KiB write is then one aligned O_DIRECT write. With {@code -Dbench.seed.blockSize=512} (the
      * default, the memory table's cells) the device is shown with 512-byte sectors (a 4 KiB-aligned
      * file has 4096-byte blocks, which writecache refuses under block_size=512): the `direct`
@@ -152,7 +153,10 @@ final class SeedNbd {
         int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
         int ramp = 1;
         long slots = region / bsBlock + 1024;
-        while (slots % (4096 / Math.min(4096, bsBlock)) != 0 || Layout.dataOffset(bsBlock, slots) % 4096 != 0) {
+        // every allocation lane must start on a 4 KiB boundary too (lane k at slots * k / LANES):
+        // else most lanes hand out runs that straddle two file blocks, each a read-modify-write
+        long alignedSlots = (long) FreeSlots.LANES * (4096 / Math.min(4096, bsBlock));
+        while (slots % alignedSlots != 0 || Layout.dataOffset(bsBlock, slots) % 4096 != 0) {
             slots++;
         }
         long cacheBytes = Layout.dataOffset(bsBlock, slots) + slots * bsBlock;

@@ -1,5 +1,6 @@
 import dev.strata.api.BlockDevice;
 import dev.strata.cache.writecache.internal.format.Layout;
+import dev.strata.cache.writecache.internal.index.FreeSlots;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
@@ -86,18 +87,25 @@ final class SeedNbd {
                 + "Strata's NBD server in the bench JVM on 127.0.0.1; %d s runs after %d s of ramp, median of %d alternated run(s) per cell; region %d MiB; block_size=512; "
                 + "`memory` cache device; a fresh cache per writecache cell; JVM CPU ms/MiB: the server side (NBD + device or cache), ramp included%n%n",
                 seconds, ramp, reps, region / WritecacheBench.MIB);
+        cells(backing, cache, 512, region, seconds, ramp, reps);
+        cache.close();
+        backing.close();
+    }
+
+    /** The table's header and rows from bs = blockSize to 64 KiB: device, contiguous, one I/O per block, alternated. */
+    static void cells(BlockDevice backing, BlockDevice cache, int blockSize, long region, int seconds, int ramp, int reps) throws Exception {
         System.out.println("| bs | cache device MiB/s | contiguous MiB/s | contiguous / device | one I/O per block MiB/s"
                 + " | contiguous / per block | JVM CPU ms/MiB device, contiguous, per block |");
         System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
         // unmeasured: the JIT compiles the server's and the cache's paths (small and large requests)
-        for (int bs : new int[] {512, 4096}) {
+        for (int bs : new int[] {blockSize, 4096}) {
             fio(cache, bs, region, 1, 0);
-            try (WritecacheTarget t = WritecacheBench.open(backing, cache, false)) {
+            try (WritecacheTarget t = WritecacheBench.open(backing, cache, false, blockSize)) {
                 fio(t, bs, region, 1, 0);
             }
         }
         int onlyBs = Integer.getInteger("bench.bs", 0);
-        for (int bs = 512; bs <= 64 * 1024; bs *= 2) {
+        for (int bs = blockSize; bs <= 64 * 1024; bs *= 2) {
             if (onlyBs != 0 && bs != onlyBs) {
                 continue;
             }
@@ -106,10 +114,10 @@ final class SeedNbd {
             double[][] pers = new double[reps][];
             for (int r = 0; r < reps; r++) { // the three alternate, so that a burst of load hits each
                 devs[r] = fio(cache, bs, region, seconds, ramp);
-                try (WritecacheTarget t = WritecacheBench.open(backing, cache, false)) {
+                try (WritecacheTarget t = WritecacheBench.open(backing, cache, false, blockSize)) {
                     conts[r] = fio(t, bs, region, seconds, ramp);
                 }
-                try (WritecacheTarget t = WritecacheBench.open(backing, cache, true)) {
+                try (WritecacheTarget t = WritecacheBench.open(backing, cache, true, blockSize)) {
                     pers[r] = fio(t, bs, region, seconds, ramp);
                 }
             }
@@ -120,7 +128,77 @@ final class SeedNbd {
                     bs < 1024 ? bs + " B" : bs / 1024 + " KiB", dev[0], contiguous[0], contiguous[0] / dev[0],
                     perBlock[0], contiguous[0] / perBlock[0], dev[2], contiguous[2], perBlock[2]);
         }
-        cache.close();
-        backing.close();
+    }
+
+    /**
+     * The same cells over a {@code direct} cache device: a preallocated O_DIRECT file, where every
+     * I/O is a system call into the block layer and the disk (the kernel patch's SSD), so that one
+     * I/O per block costs what it cost there. The cache is sized so that the data area and every
+     * allocation lane start on a 4 KiB boundary, so a fresh cache hands out 4 KiB-aligned runs: a contiguous
+     * 4 KiB write is then one aligned O_DIRECT write. With {@code -Dbench.seed.blockSize=512} (the
+     * default, the memory table's cells) the device is shown with 512-byte sectors (a 4 KiB-aligned
+     * file has 4096-byte blocks, which writecache refuses under block_size=512): the `direct`
+     * driver writes a 512 B request as a read-modify-write of its 4 KiB file block, the cost of a
+     * sub-page write on a 512e disk. {@code 4096}: the device's own block size, no read-modify-write
+     * anywhere, cells from 4 KiB (a 4 KiB write is then one block either way).
+     */
+    static void runDirect(boolean quick) throws Exception {
+        if (new ProcessBuilder("fio", "--version").start().waitFor() != 0) {
+            System.out.println("\n(fio not found: the seed table over NBD is left out)");
+            return;
+        }
+        int bsBlock = Integer.getInteger("bench.seed.blockSize", 512);
+        long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
+        int seconds = quick ? 1 : 3;
+        int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
+        int ramp = 1;
+        long slots = region / bsBlock + 1024;
+        // every allocation lane must start on a 4 KiB boundary too (lane k at slots * k / LANES):
+        // else most lanes hand out runs that straddle two file blocks, each a read-modify-write
+        long alignedSlots = (long) FreeSlots.LANES * (4096 / Math.min(4096, bsBlock));
+        while (slots % alignedSlots != 0 || Layout.dataOffset(bsBlock, slots) % 4096 != 0) {
+            slots++;
+        }
+        long cacheBytes = Layout.dataOffset(bsBlock, slots) + slots * bsBlock;
+        Layout fit = Layout.fit(bsBlock, cacheBytes);
+        if (fit == null || fit.slots() != slots) {
+            throw new IllegalStateException("a cache of " + cacheBytes + " bytes fits " + fit + ", not " + slots + " slots");
+        }
+        java.nio.file.Path dir = java.nio.file.Path.of(System.getProperty("bench.dir", "/var/tmp"));
+        java.nio.file.Path path = dir.resolve("wcseed-direct-" + ProcessHandle.current().pid() + ".cache");
+        BlockDevice backing = WritecacheBench.memory(region + (bsBlock < 4096 ? 512 : 0)); // sized for both block sizes
+        WritecacheBench.prefill(backing);
+        try (BlockDevice file = WritecacheBench.direct(path, cacheBytes)) {
+            BlockDevice cache = bsBlock < file.blockSize() ? new Sectors(file, bsBlock) : file;
+            System.out.printf(Locale.ROOT, "%n## Performance 1: the seed table over NBD, `direct` cache device (fio --ioengine=nbd --rw=randwrite --iodepth=32 --direct=1, one job)%n%n"
+                    + "As above, but the cache device is `direct` (O_DIRECT, preallocated %d MiB file in %s, data area 4 KiB-aligned)%s; "
+                    + "backing still `memory`; block_size=%d; %d s runs after %d s of ramp, median of %d alternated run(s) per cell%n%n",
+                    cacheBytes / WritecacheBench.MIB, dir, cache == file ? "" : " shown with " + bsBlock + "-byte sectors (a " + bsBlock
+                    + " B write is a read-modify-write of a 4 KiB file block in the driver)", bsBlock, seconds, ramp, reps);
+            cells(backing, cache, bsBlock, region, seconds, ramp, reps);
+        } finally {
+            java.nio.file.Files.deleteIfExists(path);
+            backing.close();
+        }
+    }
+
+    /** A device shown with smaller blocks than its own (bench only): the `direct` driver takes any 512-aligned request. */
+    private static final class Sectors implements BlockDevice {
+        private final BlockDevice d;
+        private final int blockSize;
+
+        Sectors(BlockDevice d, int blockSize) {
+            this.d = d;
+            this.blockSize = blockSize;
+        }
+
+        public long size() { return d.size(); }
+        public int blockSize() { return blockSize; }
+        public void read(long offset, java.nio.ByteBuffer dst) throws IOException { d.read(offset, dst); }
+        public void write(long offset, java.nio.ByteBuffer src, int flags) throws IOException { d.write(offset, src, flags); }
+        public void flush() throws IOException { d.flush(); }
+        public void discard(long offset, long length) throws IOException { d.discard(offset, length); }
+        public void writeZeroes(long offset, long length, int flags) throws IOException { d.writeZeroes(offset, length, flags); }
+        public void close() { }
     }
 }

@@ -6,6 +6,7 @@ import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import dev.strata.cache.writecache.internal.recovery.Recovery;
+import dev.strata.driver.direct.internal.DirectTargetFactory;
 import dev.strata.driver.file.internal.FileTargetFactory;
 import dev.strata.driver.memory.internal.MemoryTargetFactory;
 import java.io.IOException;
@@ -48,6 +49,21 @@ public final class WritecacheBench {
             public String deviceName() { return "file"; }
             public Map<String, String> arguments() {
                 return Map.of("path", path.toString(), "size", Long.toString(size), "create", "true");
+            }
+            public BlockDevice lowerDevice(String name) { return null; }
+        });
+        return t;
+    }
+
+    /**
+     * A {@code direct} device (O_DIRECT, no page cache) of {@code size} bytes at {@code path},
+     * created and preallocated (zeros written: O_DIRECT writes into holes allocate, a device has none).
+     */
+    static BlockDevice direct(java.nio.file.Path path, long size) throws IOException {
+        Target t = new DirectTargetFactory().create(new TargetContext() {
+            public String deviceName() { return "direct"; }
+            public Map<String, String> arguments() {
+                return Map.of("path", path.toString(), "size", Long.toString(size), "create", "true", "preallocate", "true");
             }
             public BlockDevice lowerDevice(String name) { return null; }
         });
@@ -125,15 +141,19 @@ public final class WritecacheBench {
     }
 
     static WritecacheTarget open(BlockDevice backing, BlockDevice cache, boolean onePerBlock) throws IOException {
+        return open(backing, cache, onePerBlock, 512);
+    }
+
+    static WritecacheTarget open(BlockDevice backing, BlockDevice cache, boolean onePerBlock, int blockSize) throws IOException {
         cache.write(0, ByteBuffer.allocate(Layout.SUPERBLOCK_BYTES), BlockDevice.FUA); // a fresh cache each time
         Options o = Options.defaults().manual();
-        return Recovery.open("wcbench", backing, cache, null, 512, true, Tunables.DEFAULTS,
+        return Recovery.open("wcbench", backing, cache, null, blockSize, true, Tunables.DEFAULTS,
                 onePerBlock ? o.withOneIoPerBlock() : o);
     }
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
-        String only = "seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint";
+        String only = "seed,seed-nbd,seed-nbd-direct,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint";
         for (String a : args) {
             if (a.startsWith("--only=")) {
                 only = a.substring("--only=".length());
@@ -145,6 +165,9 @@ public final class WritecacheBench {
         }
         if (parts.contains("seed-nbd")) {
             SeedNbd.run(quick);
+        }
+        if (parts.contains("seed-nbd-direct")) {
+            SeedNbd.runDirect(quick);
         }
         if (parts.contains("floor")) {
             Floor.run(quick);

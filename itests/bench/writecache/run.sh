@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # In-process writecache benchmarks of issue 11 (not tests). Usage:
-#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]
+#   itests/bench/writecache/run.sh [--quick] [--rebuild] [--only=seed,seed-nbd,seed-nbd-direct,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]
 # Builds the bundles it needs if their jars are missing, or always with --rebuild
 # (mvn -o -q -pl … -am package -DskipTests; without it a jar left from older sources is used),
 # compiles the *.java here against them and prints markdown tables from one run:
@@ -9,6 +9,9 @@
 #   seed-nbd      Performance 1: the seed's table as the issue states it, fio --ioengine=nbd --rw=randwrite
 #                 --iodepth=32 --direct=1 against this JVM's NBD server (memory device, writecache contiguous,
 #                 one I/O per block)
+#   seed-nbd-direct Performance 1's 2.3x where a device has a per-I/O cost: the same cells over a `direct`
+#                 cache device (O_DIRECT, preallocated file in /var/tmp or -Dbench.dir=…); -Dbench.seed.blockSize=512
+#                 (default: the same cells, the device shown with 512-byte sectors) or 4096 (its own block size)
 #   floor         Performance 1's floor: thread CPU per 4 KiB overwrite (-Dbench.floor.bs=…, -Dbench.floor.shuffle=true: filled in random order) of writecache, the memory device
 #                 alone and the index walk alone (steady state, every block written once first)
 #   bookkeeping   Performance 1's floor part by part: thread CPU ns per op of each piece of an in-place
@@ -21,7 +24,7 @@
 #   vs-writeboost Performance 2: 4 KiB random writes next to writeboost, in process and over NBD (fio)
 #   writeback     Performance 3: writeback to spindle, sorted + merged vs age order (model time)
 #   footprint     Performance 4: heap per slot, open of a full 4 GiB cache
-# Devices are memory devices (the JVM heap); the NBD part listens on 127.0.0.1 at a free port.
+# Devices are memory devices (the JVM heap) unless named above; the NBD part listens on 127.0.0.1 at a free port.
 # The output, with the load average before and after, is also written to
 # itests/bench/target/writecache-DATE.md.
 set -euo pipefail
@@ -33,11 +36,11 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick|--only=*) ARGS+=("$1"); shift ;;
         --rebuild) REBUILD=1; shift ;;
-        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,seed-nbd-direct,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
 MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory
-    driver-file:dev.strata.driver.file
+    driver-file:dev.strata.driver.file driver-direct:dev.strata.driver.direct
     cache-writeboost:dev.strata.cache.writeboost testkit-targets:dev.strata.testkit nbd:dev.strata.nbd)
 find_jars() {
     CP=""
@@ -50,7 +53,7 @@ find_jars() {
 }
 find_jars
 if [ -n "$REBUILD" ] || [ -n "$MISSING" ]; then
-    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/driver-file,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
+    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/driver-file,bundles/driver-direct,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
     find_jars
 fi
 SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)

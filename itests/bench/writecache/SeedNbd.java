@@ -4,6 +4,7 @@ import dev.strata.cache.writecache.internal.index.FreeSlots;
 import dev.strata.cache.writecache.internal.io.WritecacheTarget;
 import dev.strata.nbd.internal.server.Export;
 import dev.strata.nbd.internal.server.NbdServer;
+import dev.strata.testsupport.target.ForwardingBlockDevice;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -65,9 +66,17 @@ final class SeedNbd {
         return c[c.length / 2];
     }
 
+    /** Whether fio is there; if not, says so in the table's place. */
+    private static boolean fioFound() throws Exception {
+        if (new ProcessBuilder("fio", "--version").start().waitFor() == 0) {
+            return true;
+        }
+        System.out.println("\n(fio not found: the seed table over NBD is left out)");
+        return false;
+    }
+
     static void run(boolean quick) throws Exception {
-        if (new ProcessBuilder("fio", "--version").start().waitFor() != 0) {
-            System.out.println("\n(fio not found: the seed table over NBD is left out)");
+        if (!fioFound()) {
             return;
         }
         long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
@@ -143,8 +152,7 @@ final class SeedNbd {
      * anywhere, cells from 4 KiB (a 4 KiB write is then one block either way).
      */
     static void runDirect(boolean quick) throws Exception {
-        if (new ProcessBuilder("fio", "--version").start().waitFor() != 0) {
-            System.out.println("\n(fio not found: the seed table over NBD is left out)");
+        if (!fioFound()) {
             return;
         }
         int bsBlock = Integer.getInteger("bench.seed.blockSize", 512);
@@ -183,22 +191,22 @@ final class SeedNbd {
     }
 
     /** A device shown with smaller blocks than its own (bench only): the `direct` driver takes any 512-aligned request. */
-    private static final class Sectors implements BlockDevice {
-        private final BlockDevice d;
+    private static final class Sectors extends ForwardingBlockDevice {
         private final int blockSize;
 
         Sectors(BlockDevice d, int blockSize) {
-            this.d = d;
+            super(d);
             this.blockSize = blockSize;
         }
 
-        public long size() { return d.size(); }
-        public int blockSize() { return blockSize; }
-        public void read(long offset, java.nio.ByteBuffer dst) throws IOException { d.read(offset, dst); }
-        public void write(long offset, java.nio.ByteBuffer src, int flags) throws IOException { d.write(offset, src, flags); }
-        public void flush() throws IOException { d.flush(); }
-        public void discard(long offset, long length) throws IOException { d.discard(offset, length); }
-        public void writeZeroes(long offset, long length, int flags) throws IOException { d.writeZeroes(offset, length, flags); }
-        public void close() { }
+        @Override
+        public int blockSize() {
+            return blockSize;
+        }
+
+        @Override
+        public void close() {
+            // the file under it is closed by its owner
+        }
     }
 }

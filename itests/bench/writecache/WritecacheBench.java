@@ -1,6 +1,4 @@
 import dev.strata.api.BlockDevice;
-import dev.strata.api.Target;
-import dev.strata.api.TargetContext;
 import dev.strata.cache.writecache.internal.format.Layout;
 import dev.strata.cache.writecache.internal.io.Options;
 import dev.strata.cache.writecache.internal.io.Tunables;
@@ -9,12 +7,12 @@ import dev.strata.cache.writecache.internal.recovery.Recovery;
 import dev.strata.driver.direct.internal.DirectTargetFactory;
 import dev.strata.driver.file.internal.FileTargetFactory;
 import dev.strata.driver.memory.internal.MemoryTargetFactory;
+import dev.strata.testsupport.target.SimpleTargetContext;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -35,24 +33,12 @@ public final class WritecacheBench {
     static final int THREADS = Integer.getInteger("bench.threads", 32);
 
     static BlockDevice memory(long size) throws IOException {
-        Target t = new MemoryTargetFactory().create(new TargetContext() {
-            public String deviceName() { return "mem"; }
-            public Map<String, String> arguments() { return Map.of("size", Long.toString(size)); }
-            public BlockDevice lowerDevice(String name) { return null; }
-        });
-        return t;
+        return new MemoryTargetFactory().create(SimpleTargetContext.of("mem", "size=" + size));
     }
 
     /** A {@code file} device (page cache) of {@code size} bytes at {@code path}, created. */
     static BlockDevice file(java.nio.file.Path path, long size) throws IOException {
-        Target t = new FileTargetFactory().create(new TargetContext() {
-            public String deviceName() { return "file"; }
-            public Map<String, String> arguments() {
-                return Map.of("path", path.toString(), "size", Long.toString(size), "create", "true");
-            }
-            public BlockDevice lowerDevice(String name) { return null; }
-        });
-        return t;
+        return new FileTargetFactory().create(SimpleTargetContext.of("file", "path=" + path + " size=" + size + " create=true"));
     }
 
     /**
@@ -60,14 +46,8 @@ public final class WritecacheBench {
      * created and preallocated (zeros written: O_DIRECT writes into holes allocate, a device has none).
      */
     static BlockDevice direct(java.nio.file.Path path, long size) throws IOException {
-        Target t = new DirectTargetFactory().create(new TargetContext() {
-            public String deviceName() { return "direct"; }
-            public Map<String, String> arguments() {
-                return Map.of("path", path.toString(), "size", Long.toString(size), "create", "true", "preallocate", "true");
-            }
-            public BlockDevice lowerDevice(String name) { return null; }
-        });
-        return t;
+        return new DirectTargetFactory().create(
+                SimpleTargetContext.of("direct", "path=" + path + " size=" + size + " create=true preallocate=true"));
     }
 
     /** Writes every byte once: a never-written memory device pays for chunk allocation. */

@@ -39,21 +39,24 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--quick] [--rebuild] [--only=seed,seed-nbd,seed-nbd-direct,floor,bookkeeping,alloc,per-block,vs-writeboost,writeback,footprint]" >&2; exit 2 ;;
     esac
 done
-MODULES=(cache-writecache:dev.strata.cache.writecache api:dev.strata.api driver-memory:dev.strata.driver.memory
-    driver-file:dev.strata.driver.file driver-direct:dev.strata.driver.direct
-    cache-writeboost:dev.strata.cache.writeboost testkit-targets:dev.strata.testkit nbd:dev.strata.nbd)
+# module directory:jar name; test-support for its SimpleTargetContext and ForwardingBlockDevice
+MODULES=(bundles/cache-writecache:dev.strata.cache.writecache bundles/api:dev.strata.api
+    bundles/driver-memory:dev.strata.driver.memory bundles/driver-file:dev.strata.driver.file
+    bundles/driver-direct:dev.strata.driver.direct bundles/cache-writeboost:dev.strata.cache.writeboost
+    bundles/testkit-targets:dev.strata.testkit bundles/nbd:dev.strata.nbd test-support:strata-test-support)
 find_jars() {
     CP=""
     MISSING=""
     for m in "${MODULES[@]}"; do
-        j=$(ls "$ROOT/bundles/${m%%:*}/target/${m#*:}"-*.jar 2>/dev/null | grep -v sources | head -1 || true)
+        j=$(ls "$ROOT/${m%%:*}/target/${m#*:}"-*.jar 2>/dev/null | grep -v -e sources -e tests | head -1 || true)
         if [ -z "$j" ]; then MISSING=1; fi
         CP="$CP${CP:+:}$j"
     done
 }
 find_jars
 if [ -n "$REBUILD" ] || [ -n "$MISSING" ]; then
-    (cd "$ROOT" && mvn -B -o -q -pl bundles/cache-writecache,bundles/driver-memory,bundles/driver-file,bundles/driver-direct,bundles/cache-writeboost,bundles/testkit-targets,bundles/nbd -am package -DskipTests)
+    PL=$(printf '%s\n' "${MODULES[@]%%:*}" | paste -sd, -)
+    (cd "$ROOT" && mvn -B -o -q -pl "$PL" -am package -DskipTests)
     find_jars
 fi
 SLF4J=$(ls ~/.m2/repository/org/slf4j/slf4j-api/2.0.17/slf4j-api-2.0.17.jar)

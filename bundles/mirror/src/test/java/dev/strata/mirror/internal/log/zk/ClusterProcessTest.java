@@ -67,6 +67,7 @@ class ClusterProcessTest extends ZkFixture {
                 .redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve("node-a.err").toFile())).start();
         Map<Long, Long> ackedA = new HashMap<>();
         AtomicLong acks = new AtomicLong();
+        AtomicBoolean killed = new AtomicBoolean();
         Future<?> reader = pool.submit(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null;) {
@@ -79,9 +80,11 @@ class ClusterProcessTest extends ZkFixture {
                     }
                 }
             } catch (IOException e) {
-                // After the SIGKILL the JDK closes the child's streams while this thread may still
-                // be reading ("Stream closed"): the acks read until then are the ones verified.
-                if (child.isAlive()) {
+                // Process.destroyForcibly() closes the child's streams right after sending SIGKILL,
+                // while this thread may still be reading ("Stream closed") and before the child is
+                // reaped (so isAlive() may still say true): the acks read until then are the ones
+                // verified.
+                if (!killed.get()) {
                     throw e;
                 }
             }
@@ -105,6 +108,7 @@ class ClusterProcessTest extends ZkFixture {
         });
 
         await("node A's writes", () -> acks.get() > 400);
+        killed.set(true);
         child.destroyForcibly(); // SIGKILL
         assertTrue(child.waitFor(60, TimeUnit.SECONDS));
         reader.get();

@@ -20,7 +20,9 @@ import java.util.zip.CRC32C;
  * fallocated 768 MiB file, then fdatasync) while {@code copiers} threads copy 4 KiB blocks from
  * the heap into a 16 MiB direct ring and CRC32C them, as writeboost's writers do, at
  * {@code rate} MiB/s in all (0: as fast as they can), and prints the write rate, the mean time
- * of one write and the copy rate.
+ * of one write and the copy rate. A fifth argument {@code ring} makes the writers take their
+ * 4 MiB from successive windows of one 16 MiB ring, as writeboost's flushers do, instead of
+ * each reusing a buffer of its own.
  *
  * <pre>
  * javac -d /tmp/cc itests/bench/writeboost/CopyContention.java
@@ -35,6 +37,7 @@ public final class CopyContention {
         int copiers = Integer.parseInt(args[1]);
         long rateMiB = Long.parseLong(args[2]);
         int reps = Integer.parseInt(args[3]);
+        boolean fromRing = args.length > 4 && args[4].equals("ring");
         long total = 768L << 20;
         int io = 4 << 20;
         ByteBuffer ring = ByteBuffer.allocateDirect(16 << 20);
@@ -53,10 +56,10 @@ public final class CopyContention {
                 }
                 long c0 = copied.get();
                 long t0 = System.nanoTime();
-                double[] w = write(file, total, io);
+                double[] w = write(file, total, io, fromRing);
                 double s = (System.nanoTime() - t0) / 1e9;
-                System.out.printf(Locale.ROOT, "copiers %d at %s: %.0f MiB/s, one 4 MiB write %.2f ms on average, copies %.0f MiB/s%n",
-                        copiers, rateMiB == 0 ? "full speed" : rateMiB + " MiB/s", total / s / (1 << 20), w[0],
+                System.out.printf(Locale.ROOT, "%s, copiers %d at %s: %.0f MiB/s, one 4 MiB write %.2f ms on average, copies %.0f MiB/s%n",
+                        fromRing ? "from a 16 MiB ring" : "own buffers", copiers, rateMiB == 0 ? "full speed" : rateMiB + " MiB/s", total / s / (1 << 20), w[0],
                         (copied.get() - c0) * 4096.0 / s / (1 << 20));
             }
         } finally {
@@ -92,7 +95,8 @@ public final class CopyContention {
     }
 
     /** The reference's shape: two writers taking the next 4 MiB in order; returns {mean ms per write}. */
-    private static double[] write(Path file, long total, int io) throws Exception {
+    private static double[] write(Path file, long total, int io, boolean fromRing) throws Exception {
+        ByteBuffer ring = ByteBuffer.allocateDirect(4 * io + 4096).alignedSlice(4096);
         AtomicLong next = new AtomicLong();
         AtomicLong nanos = new AtomicLong();
         AtomicLong writes = new AtomicLong();
@@ -101,10 +105,11 @@ public final class CopyContention {
                 com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
             Future<?>[] f = new Future<?>[2];
             for (int t = 0; t < 2; t++) {
-                ByteBuffer b = ByteBuffer.allocateDirect(io + 4096).alignedSlice(4096).limit(io).slice();
+                ByteBuffer own = ByteBuffer.allocateDirect(io + 4096).alignedSlice(4096).limit(io).slice();
                 f[t] = ex.submit(() -> {
                     for (long o; (o = next.getAndAdd(io)) < total; ) {
-                        b.clear();
+                        int w = (int) (o / io % 4);
+                        ByteBuffer b = fromRing ? ring.duplicate().position(w * io).limit((w + 1) * io) : own.clear();
                         long s = System.nanoTime();
                         while (b.hasRemaining()) {
                             o += ch.write(b, o);

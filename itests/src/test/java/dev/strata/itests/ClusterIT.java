@@ -79,8 +79,10 @@ public class ClusterIT {
             Map<String, String> dying = status(a);
             int dirtyA = Integer.parseInt(dying.get("dirty_regions"));
             assertTrue(dying.toString(), dirtyA > 0 && dirtyA <= regionsA.cardinality());
+            // bin/strata passes its home as `cd -P` resolved it: the real path (as LiveFio.kill looks for it)
+            String homeA = "-Dstrata.home=" + da.home.toRealPath();
             ProcessHandle jvm = ProcessHandle.allProcesses()
-                    .filter(p -> p.info().commandLine().orElse("").contains("-Dstrata.home=" + da.home))
+                    .filter(p -> p.info().commandLine().orElse("").contains(homeA))
                     .findFirst().orElseThrow(() -> new AssertionError("no JVM of node A"));
             jvm.destroyForcibly(); // SIGKILL: bin/strata execs the JVM
             jvm.onExit().get(60, TimeUnit.SECONDS);

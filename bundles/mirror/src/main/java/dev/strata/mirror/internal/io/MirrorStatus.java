@@ -35,11 +35,15 @@ final class MirrorStatus {
         }
         m.put("dirty_regions", Integer.toString(tracker.dirtyRegions()));
         m.put("pending_clears", Integer.toString(tracker.pendingClears()));
-        m.put("resync_pending", Integer.toString(resync.pending()));
+        // regions taken over but not queued yet count as pending (read first: a region moving into
+        // the queue between the two reads is counted twice for a moment, never not at all)
+        int waiting = log.resyncWorkWaiting();
+        long total = resync.total() + waiting;
+        m.put("resync_pending", Integer.toString(resync.pending() + waiting));
         m.put("resync_done", Long.toString(resync.done()));
-        m.put("resync_total", Long.toString(resync.total()));
+        m.put("resync_total", Long.toString(total));
         m.put("resync_bytes", Long.toString(resync.bytes()));
-        m.put("resync_progress", resync.total() == 0 ? "100%" : (resync.done() * 100 / resync.total()) + "%");
+        m.put("resync_progress", total == 0 ? "100%" : (resync.done() * 100 / total) + "%");
         m.put("writes", Long.toString(c.writes()));
         m.put("writes_marking", Long.toString(c.writesMarking()));
         m.put("writes_hot", Long.toString(c.writes() - c.writesMarking()));

@@ -445,6 +445,7 @@ public final class MirrorTarget implements Target {
         tracker.adopt(work);
         log.resyncWorkAdopted(work);
         resync.add(work);
+        log.resyncWorkQueued(work); // until here the status counted them as the log's
         if (daemon != null) {
             daemon.wake();
         }

@@ -74,6 +74,20 @@ public interface RegionLog {
     default void resyncWorkAdopted(BitSet regions) {
     }
 
+    /** The resync has queued {@code regions} (from {@link #takeResyncWork}): its own counts include them now. */
+    default void resyncWorkQueued(BitSet regions) {
+    }
+
+    /**
+     * Regions this node must resync that the resync has not queued yet: taken over but not yet
+     * returned by {@link #takeResyncWork}, or returned and not yet {@link #resyncWorkQueued
+     * queued}. The status counts them as pending, so that a node that has just taken another
+     * one over never reads as having nothing left to copy.
+     */
+    default int resyncWorkWaiting() {
+        return 0;
+    }
+
     /**
      * A cluster log's leg state as the nodes share it (the latest seen; a watch keeps it fresh),
      * or {@code null} for a single node's log, whose leg state is this mirror's alone.

@@ -42,7 +42,7 @@ import dev.strata.mirror.internal.log.zk.ZkCall.SessionLost;
  * the loss may have reached the legs after the other node's copy).
  *
  * <h2>Locking</h2>
- * {@code lock} guards the image, the token and the work sets, and is held across ZooKeeper
+ * {@code lock} guards the image, the token and the protected set, and is held across ZooKeeper
  * calls (commits are serialised by the tracker anyway; recovery is rare). Writers take it only
  * when the session is not usable.
  */
@@ -68,7 +68,8 @@ public final class ZooKeeperLog implements RegionLog {
     // guarded by lock
     BitSet image = new BitSet();
     private volatile int fence = -1;
-    private final BitSet work = new BitSet();
+    /** Regions to resync that the mirror has not queued yet (its own monitor). */
+    private final ResyncWork work = new ResyncWork();
     private final BitSet protect = new BitSet();
     volatile boolean joined;
     private volatile long roundTrips;
@@ -158,7 +159,7 @@ public final class ZooKeeperLog implements RegionLog {
                     }
                 } else if (st == null || st.getVersion() != fence) {
                     // taken over while away: every own mark is resynced here again
-                    work.or(image);
+                    work.add(image);
                     protect.or(image);
                     fenced++;
                 }
@@ -481,7 +482,7 @@ public final class ZooKeeperLog implements RegionLog {
             if (!changed.isEmpty()) {
                 writeOwnChunks(changed, false);
             }
-            work.or(xs);
+            work.add(xs);
         } finally {
             lock.unlock();
         }
@@ -505,14 +506,17 @@ public final class ZooKeeperLog implements RegionLog {
 
     @Override
     public BitSet takeResyncWork() {
-        lock.lock();
-        try {
-            BitSet w = (BitSet) work.clone();
-            work.clear();
-            return w;
-        } finally {
-            lock.unlock();
-        }
+        return work.take();
+    }
+
+    @Override
+    public void resyncWorkQueued(BitSet regions) {
+        work.queued(regions);
+    }
+
+    @Override
+    public int resyncWorkWaiting() {
+        return work.pending();
     }
 
     @Override

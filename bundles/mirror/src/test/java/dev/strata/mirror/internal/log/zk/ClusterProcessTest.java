@@ -128,7 +128,14 @@ class ClusterProcessTest extends ZkFixture {
         assertEquals(-1, dirtyA.nextSetBit(32) , "A marked only its own regions");
 
         long bytesBefore = Long.parseLong(b.status().get("resync_bytes"));
-        assertTrue(b.clusterRunOnce(), "B took node A over");
+        // the log's half of the takeover alone (the mirror's daemon runs it right before queueing
+        // the work): the status already counts A's regions as pending, never "nothing to copy"
+        logB.maintain();
+        assertEquals("1", b.status().get("zk_recovered_nodes"));
+        assertEquals(Integer.toString(dirtyA.cardinality()), b.status().get("resync_pending"),
+                "taken over, not yet queued: still pending");
+        assertEquals("0%", b.status().get("resync_progress"));
+        assertTrue(b.clusterRunOnce(), "B queued node A's regions");
         assertEquals("1", b.status().get("zk_recovered_nodes"));
         assertEquals(Integer.toString(dirtyA.cardinality()), b.status().get("zk_recovered_regions"));
         assertEquals(Integer.toString(dirtyA.cardinality()), b.status().get("resync_pending"), "exactly A's dirty regions");

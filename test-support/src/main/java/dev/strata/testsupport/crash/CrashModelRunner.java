@@ -351,9 +351,19 @@ public final class CrashModelRunner {
         return sb.toString();
     }
 
-    /** Runs {@code task} on its own thread and fails if it does not finish within the deadline. */
+    /**
+     * Runs {@code task} on its own thread and fails if it does not finish within the deadline,
+     * or if it threw (rethrown here: on its own thread the throw would only be printed).
+     */
     static void withDeadline(String what, Runnable task) {
-        Thread t = new Thread(task, "crash-harness: " + what);
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                task.run();
+            } catch (Throwable x) {
+                thrown.set(x);
+            }
+        }, "crash-harness: " + what);
         t.setDaemon(true);
         t.start();
         try {
@@ -364,6 +374,10 @@ public final class CrashModelRunner {
         }
         if (t.isAlive()) {
             throw new CrashCheckFailure(what + " did not finish within " + DEADLINE_SECONDS + " s (hang)");
+        }
+        Throwable x = thrown.get();
+        if (x != null) {
+            throw new CrashCheckFailure(what + " failed: " + x, x);
         }
     }
 }

@@ -118,4 +118,40 @@ class BrokenTargetsTest {
         CrashCheckFailure f = assertThrows(CrashCheckFailure.class, () -> CrashModelRunner.run(LYING_FLUSH, ops));
         assertTrue(f.getMessage().contains("power cut after 5 during [flush]"), f.getMessage());
     }
+
+    @Test
+    void aTargetWhoseAbandonThrowsFailsTheRunInsteadOfPassingSilently() {
+        CrashTestSubject ok = TestSubjects.over("pass-through", TestSubjects.PassThrough::new, false);
+        CrashTestSubject throwing = new CrashTestSubject() {
+            @Override
+            public String name() {
+                return "abandon throws";
+            }
+
+            @Override
+            public List<DeviceSpec> devices() {
+                return ok.devices();
+            }
+
+            @Override
+            public dev.strata.api.BlockDevice create(List<dev.strata.api.BlockDevice> devices) throws java.io.IOException {
+                return ok.create(devices);
+            }
+
+            @Override
+            public dev.strata.api.BlockDevice reopen(List<dev.strata.api.BlockDevice> devices) throws java.io.IOException {
+                return ok.reopen(devices);
+            }
+
+            @Override
+            public void abandon(dev.strata.api.BlockDevice target) {
+                throw new AssertionError("abandon broke");
+            }
+        };
+        List<CrashOp> ops = List.of(new CrashOp.Write(0, 1, false), new CrashOp.Flush(), new CrashOp.Crash(CrashMode.DROP_ALL, 0));
+        CrashModelRunner.run(ok, ops); // the same sequence passes with a well-behaved abandon
+        CrashCheckFailure f = assertThrows(CrashCheckFailure.class, () -> CrashModelRunner.run(throwing, ops));
+        assertTrue(f.getMessage().contains("abandoning the target after the crash failed") && f.getMessage().contains("abandon broke"),
+                f.getMessage());
+    }
 }

@@ -100,10 +100,10 @@ public class ClusterIT {
                 return m;
             });
             // B's takeover counts zk_recovered_nodes before its daemon queues A's regions for resync (a
-            // ZooKeeper round trip later), and dev:status reads each counter on its own: a status taken in
-            // between says 1 node recovered, 0 pending, 0 bytes copied. Only resync_bytes having reached
-            // A's dirty regions tells the resync happened; the assertions below still require it to be
-            // exactly those, as the first such status shows (an undercopy fails the bounded wait)
+            // ZooKeeper round trip later). Since 58a5e25 the status counts them as resync_pending in
+            // between; before, a status taken there said 1 node recovered, 0 pending, 0 bytes copied.
+            // resync_bytes having reached A's dirty regions is waited for as well; the assertions below
+            // still require it to be exactly those (an undercopy fails the bounded wait)
             long dirtyBytes = dirtyA * REGION;
             Map<String, String> after = awaitStatus(b, "B to take node A over and resync its " + dirtyA + " dirty regions",
                     s -> "1".equals(s.get("zk_recovered_nodes")) && "0".equals(s.get("resync_pending"))

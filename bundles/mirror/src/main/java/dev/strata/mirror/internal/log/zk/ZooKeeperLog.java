@@ -1,13 +1,11 @@
 package dev.strata.mirror.internal.log.zk;
 
-import dev.strata.api.InvalidArgumentException;
 import dev.strata.mirror.internal.log.RegionLog;
 import dev.strata.mirror.internal.log.RegionLog.LegShare;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,8 +18,6 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
-import org.apache.zookeeper.data.Stat;
-import dev.strata.mirror.internal.log.zk.ZkCall.Conflict;
 import dev.strata.mirror.internal.log.zk.ZkCall.Fenced;
 import dev.strata.mirror.internal.log.zk.ZkCall.SessionLost;
 
@@ -42,7 +38,7 @@ import dev.strata.mirror.internal.log.zk.ZkCall.SessionLost;
  * the loss may have reached the legs after the other node's copy).
  *
  * <h2>Locking</h2>
- * {@code lock} guards the image, the token and the protected set, and is held across ZooKeeper
+ * {@code lock} guards the image and the token, and is held across ZooKeeper
  * calls (commits are serialised by the tracker anyway; recovery is rare). Writers take it only
  * when the session is not usable.
  */
@@ -59,18 +55,18 @@ public final class ZooKeeperLog implements RegionLog {
     private final long pauseNanos;
     private final ReentrantLock lock = new ReentrantLock();
     private final Recoverer recoverer = new Recoverer(this);
+    private final Membership membership = new Membership(this);
     final SharedLegState legState = new SharedLegState(this);
     /** Other nodes' resyncs held back here; this node's own published before it copies (docs/mirror.md, "Cluster"). */
     final RecoveringState recovering = new RecoveringState(this);
     final ResyncPublisher publisher = new ResyncPublisher(this);
     long regions;
-    private int chunkCount;
+    int chunkCount;
     // guarded by lock
     BitSet image = new BitSet();
-    private volatile int fence = -1;
-    /** Regions to resync that the mirror has not queued yet (its own monitor). */
-    private final ResyncWork work = new ResyncWork();
-    private final BitSet protect = new BitSet();
+    volatile int fence = -1;
+    /** Regions to resync on their way to the mirror, and the clears ignored meanwhile (its own monitor). */
+    final ResyncWork work = new ResyncWork();
     volatile boolean joined;
     private volatile long roundTrips;
     volatile long splits;
@@ -115,7 +111,7 @@ public final class ZooKeeperLog implements RegionLog {
             session.awaitFirstConnection();
             boolean fresh = LogGeometry.createOrCheck(this, legs, regionSize, regions, legsId, deadline);
             int mask = legState.read(deadline).inSync();
-            join(true, fresh && syncNew, deadline);
+            membership.join(true, fresh && syncNew, deadline);
             return new Opened((BitSet) image.clone(), mask, fresh);
         } catch (IOException | RuntimeException e) {
             session.close();
@@ -125,126 +121,16 @@ public final class ZooKeeperLog implements RegionLog {
         }
     }
 
-    /**
-     * Becomes a member again: the member znode (waiting while an old session or a recoverer holds
-     * it), the fencing token bumped, the chunks written. At open ({@code initial}) the marks are
-     * read from the chunks; later they are written from memory.
-     */
-    private void join(boolean initial, boolean allDirty, long deadline) throws IOException {
-        long slotDeadline = initial ? Math.min(deadline, System.nanoTime()
-                + TimeUnit.MILLISECONDS.toNanos(config.sessionTimeoutMs() * 3L / 2) + TimeUnit.SECONDS.toNanos(2)) : deadline;
-        while (true) {
-            try {
-                if (session.expired()) {
-                    session.renew();
-                }
-                joined = false;
-                takeMemberSlot(initial, slotDeadline);
-                // the others' resyncs held back before this node writes again (read after the member
-                // znode exists: a resync published later waits for this node's acknowledgement)
-                recovering.joined();
-                publisher.joined();
-                recovering.read(deadline);
-                if (initial && recovering.entryNodes().contains(node)) {
-                    // an entry of this node's from before a crash: its resync starts over (published again before it copies)
-                    publisher.writeEntry(node, new BitSet(), deadline);
-                    recovering.read(deadline);
-                }
-                Stat st = call(h -> h.exists(z.node(node), false), deadline);
-                if (initial) {
-                    image = new BitSet();
-                    // a new log (made by this open, so any chunks are this open's): copy everything once
-                    if (allDirty) {
-                        image.set(0, Math.toIntExact(regions));
-                    }
-                } else if (st == null || st.getVersion() != fence) {
-                    // taken over while away: every own mark is resynced here again
-                    work.add(image);
-                    protect.or(image);
-                    fenced++;
-                }
-                List<MultiSplitter.Sized> ops = new ArrayList<>();
-                if (st == null) {
-                    ops.add(MultiSplitter.Sized.of(Op.create(z.node(node), ZnodeLayout.text("node=" + node + "\n"),
-                            ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), 16));
-                    for (int c = 0; c < chunkCount; c++) {
-                        ops.add(createChunk(c));
-                    }
-                    runBatches(ops, MultiSplitter.Sized.of(Op.check(z.member(node), -1), 0), deadline, false);
-                    fence = 0;
-                } else {
-                    Set<String> have = new HashSet<>(call(h -> h.getChildren(z.node(node), false), deadline));
-                    if (initial) {
-                        for (int c = 0; c < chunkCount; c++) {
-                            String p = z.chunk(node, c);
-                            if (have.contains(p.substring(p.lastIndexOf('/') + 1))) {
-                                int cc = c;
-                                ZnodeLayout.readChunk(call(h -> h.getData(z.chunk(node, cc), false, null), deadline), c, regions, image);
-                            }
-                        }
-                    }
-                    Stat bumped = call(h -> h.setData(z.node(node), ZnodeLayout.text("node=" + node + "\n"), -1), deadline);
-                    fence = bumped.getVersion();
-                    for (int c = 0; c < chunkCount; c++) {
-                        String p = z.chunk(node, c);
-                        if (!have.contains(p.substring(p.lastIndexOf('/') + 1))) {
-                            ops.add(createChunk(c));
-                        } else if (!initial) {
-                            ops.add(setChunk(c));
-                        }
-                    }
-                    runBatches(ops, fenceCheck(), deadline, false);
-                }
-                joined = true;
-                if (!initial) {
-                    rejoins++;
-                }
-                return;
-            } catch (SessionLost | Conflict | Fenced e) {
-                if (System.nanoTime() > deadline) {
-                    throw timeout();
-                }
-                // start over: a new session, or a state another node changed under us
-            }
-        }
-    }
-
-    private void takeMemberSlot(boolean initial, long slotDeadline) throws IOException {
-        while (true) {
-            try {
-                call(h -> h.create(z.member(node), ZnodeLayout.memberBytes(node, -1), ZooDefs.Ids.OPEN_ACL_UNSAFE,
-                        CreateMode.EPHEMERAL), slotDeadline);
-                legState.joined();
-                return;
-            } catch (Conflict e) {
-                Stat s = call(h -> h.exists(z.member(node), false), slotDeadline);
-                if (s != null && s.getEphemeralOwner() == session.sessionId()) {
-                    legState.joined();
-                    return; // ours: a create retried after a lost reply
-                }
-            }
-            if (System.nanoTime() > slotDeadline) {
-                if (initial) {
-                    throw new InvalidArgumentException("mirror: node '" + node + "' is already a live member of " + describe()
-                            + " (another process with node=" + node + "?); give each node its own node=NAME");
-                }
-                throw timeout();
-            }
-            session.awaitChange(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
-            ZkSession.sleepQuietly(200);
-        }
-    }
-
     MultiSplitter.Sized fenceCheck() {
         return MultiSplitter.Sized.of(Op.check(z.node(node), fence), 0);
     }
 
-    private MultiSplitter.Sized createChunk(int c) {
+    MultiSplitter.Sized createChunk(int c) {
         byte[] b = ZnodeLayout.chunkBytes(image, c, regions);
         return MultiSplitter.Sized.of(Op.create(z.chunk(node, c), b, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT), b.length);
     }
 
-    private MultiSplitter.Sized setChunk(int c) {
+    MultiSplitter.Sized setChunk(int c) {
         byte[] b = ZnodeLayout.chunkBytes(image, c, regions);
         return MultiSplitter.Sized.of(Op.setData(z.chunk(node, c), b, -1), b.length);
     }
@@ -261,7 +147,7 @@ public final class ZooKeeperLog implements RegionLog {
                 }
             }
             for (int r = clears.nextSetBit(0); r >= 0; r = clears.nextSetBit(r + 1)) {
-                if (image.get(r) && !protect.get(r)) {
+                if (image.get(r) && !work.isProtected(r)) {
                     image.clear(r);
                     changed.add(ZnodeLayout.chunkOf(r));
                 }
@@ -396,7 +282,7 @@ public final class ZooKeeperLog implements RegionLog {
                 throw timeout();
             }
             if (session.expired() || (!joined && session.connected())) {
-                join(false, false, deadline);
+                membership.join(false, false, deadline);
                 rejoined = true;
                 continue;
             }
@@ -471,9 +357,9 @@ public final class ZooKeeperLog implements RegionLog {
     void adopt(BitSet xs) throws IOException {
         lock.lock();
         try {
+            work.protect(xs); // before they are written as this node's: no clear may drop them
             Set<Integer> changed = new TreeSet<>();
             for (int r = xs.nextSetBit(0); r >= 0; r = xs.nextSetBit(r + 1)) {
-                protect.set(r);
                 if (!image.get(r)) {
                     image.set(r);
                     changed.add(ZnodeLayout.chunkOf(r));
@@ -521,12 +407,7 @@ public final class ZooKeeperLog implements RegionLog {
 
     @Override
     public void resyncWorkAdopted(BitSet regions) {
-        lock.lock();
-        try {
-            protect.andNot(regions);
-        } finally {
-            lock.unlock();
-        }
+        work.adopted(regions);
     }
 
     @Override
@@ -592,7 +473,7 @@ public final class ZooKeeperLog implements RegionLog {
         return session.call(c, deadline, describe());
     }
 
-    private IOException timeout() {
+    IOException timeout() {
         return ZkSession.timeout(describe());
     }
 

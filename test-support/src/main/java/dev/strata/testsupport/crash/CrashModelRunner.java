@@ -353,31 +353,23 @@ public final class CrashModelRunner {
 
     /**
      * Runs {@code task} on its own thread and fails if it does not finish within the deadline,
-     * or if it threw (rethrown here: on its own thread the throw would only be printed).
+     * or if it threw (a FutureTask keeps the throw for this thread, which would otherwise only
+     * see it printed).
      */
     static void withDeadline(String what, Runnable task) {
-        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                task.run();
-            } catch (Throwable x) {
-                thrown.set(x);
-            }
-        }, "crash-harness: " + what);
+        java.util.concurrent.FutureTask<Void> f = new java.util.concurrent.FutureTask<>(task, null);
+        Thread t = new Thread(f, "crash-harness: " + what);
         t.setDaemon(true);
         t.start();
         try {
-            t.join(TimeUnit.SECONDS.toMillis(DEADLINE_SECONDS));
+            f.get(DEADLINE_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CrashCheckFailure("interrupted while " + what);
-        }
-        if (t.isAlive()) {
+        } catch (java.util.concurrent.TimeoutException e) {
             throw new CrashCheckFailure(what + " did not finish within " + DEADLINE_SECONDS + " s (hang)");
-        }
-        Throwable x = thrown.get();
-        if (x != null) {
-            throw new CrashCheckFailure(what + " failed: " + x, x);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new CrashCheckFailure(what + " failed: " + e.getCause(), e.getCause());
         }
     }
 }

@@ -224,13 +224,13 @@ public final class WriteboostBench {
      * sequential rate is measured in two shapes, 1 MiB writes one at a time and the shape of
      * writeboost's own log writes (their size, as many in flight as there are flushers; on this
      * disk two 4 MiB writes in flight ran faster than one 1 MiB write at a time), and a round is
-     * compared with the faster of the two: the device's rate, not one I/O pattern's. One small
-     * untimed warm-up round first, so that the JIT has compiled the write path (steady state, as
-     * a long-running service sees it). The whole JVM's CPU time per GiB of each round is printed
+     * compared with the faster of the two: the device's rate, not one I/O pattern's. Two
+     * untimed warm-up rounds first (a small one, then one of the measured size), so that the
+     * JIT has compiled the write path (steady state, as a long-running service sees it). The whole JVM's CPU time per GiB of each round is printed
      * too: on a loaded machine it moves less than the rates.
      */
     static void randomWrites(Path dir, boolean quick) throws Exception {
-        long cacheSize = (quick ? 256L : 1024L) * MIB;
+        long cacheSize = Long.getLong("bench.cacheMiB", quick ? 256L : 1024L) * MIB;
         long total = cacheSize * 3 / 4;
         int rounds = quick ? 1 : 3;
         BlockDevice slow = spindle(dir.resolve("slow-rw.img"), 64L << 30);
@@ -238,6 +238,11 @@ public final class WriteboostBench {
         // measured rounds (with 48 MiB the compiler threads still took a third of the CPU samples
         // of the measured rounds on 2 cores)
         randomRound(dir, slow, 256L * MIB, 192L * MIB, null);
+        // and one round of the measured size (-Dbench.warmups=N for more): after the small one
+        // alone the JIT still took 2.6 us per write in the first measured round (0.1-0.4 later)
+        for (int w = 0; w < Integer.getInteger("bench.warmups", quick ? 0 : 1); w++) {
+            randomRound(dir, slow, cacheSize, total, null);
+        }
         // two references around every round, on a new file each: 1 MiB requests one at a time
         // (as until now) and the shape of writeboost's own log writes (their size and the writes
         // in flight); a round is compared with the faster of the two, so the bar never drops
@@ -303,6 +308,8 @@ public final class WriteboostBench {
                     m.put(t.getFileName() + " " + comm, Long.parseLong(st[0]));
                     // the third field: times the thread was put on a CPU (its wake-ups, roughly)
                     m.put(t.getFileName() + " " + comm + " #runs", Long.parseLong(st[2]));
+                    // the second: nanoseconds it was runnable but waited for a CPU
+                    m.put(t.getFileName() + " " + comm + " #wait", Long.parseLong(st[1]));
                 } catch (IOException | RuntimeException gone) {
                     // the thread ended between the listing and the read
                 }
@@ -321,14 +328,18 @@ public final class WriteboostBench {
         String[] kinds = {"writers", "writeboost daemons", "JIT", "GC", "other"};
         double[] us = new double[kinds.length];
         double[] runs = new double[kinds.length];
+        double[] waits = new double[kinds.length];
         for (var e : after.entrySet()) {
             boolean isRuns = e.getKey().endsWith(" #runs");
+            boolean isWait = e.getKey().endsWith(" #wait");
             String name = e.getKey().substring(e.getKey().indexOf(' ') + 1);
             long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
             int k = name.startsWith("pool-") ? 0 : name.startsWith("strata-writeboo") ? 1
                     : name.startsWith("C1 Comp") || name.startsWith("C2 Comp") ? 2
                     : name.startsWith("GC ") || name.startsWith("G1 ") ? 3 : 4;
-            if (isRuns) {
+            if (isWait) {
+                waits[k] += d / 1e6 * 256.0 / writes; // ms per MiB of 4 KiB writes
+            } else if (isRuns) {
                 runs[k] += d * 256.0 / writes; // per MiB of 4 KiB writes
             } else {
                 us[k] += d / 1e3 / writes;
@@ -342,6 +353,8 @@ public final class WriteboostBench {
         // (by kind only: /proc's thread names are cut at 15 characters, "strata-writeboo")
         line("  times on a CPU per MiB written, by threads", String.format(Locale.ROOT,
                 "writers %.1f, writeboost daemons %.1f", runs[0], runs[1]), "-", "-", "-");
+        line("  ms waiting for a CPU per MiB written, by threads", String.format(Locale.ROOT,
+                "writers %.3f, writeboost daemons %.3f", waits[0], waits[1]), "-", "-", "-");
     }
 
     /** CPU time of this JVM so far (all threads, user and system). */
@@ -358,15 +371,15 @@ public final class WriteboostBench {
      * The size and depth of writeboost's log writes in the random rounds, {@code {bytes,
      * writes in flight}}: one write per flusher thread in flight, each covering at most
      * {@code buffers / (2 x flushers)} segments of 1 MiB (Flusher.maxCoalesce), with the buffers
-     * chosen by the cache's size as CacheOpener.autoBuffers does (16 from 1,000 segments, 8 from
-     * 500, else 4) unless -Dbench.buffers says otherwise. The timeline confirms the size: the
-     * rounds' log writes average 4,028-4,091 KiB at 1 GiB.
+     * chosen by the cache's size as CacheOpener.autoBuffers does (8 per flusher from 1,000
+     * segments, 8 from 500, else 4) unless -Dbench.buffers says otherwise. The timeline
+     * confirms the size: the rounds' log writes average 4,008-4,091 KiB at 1 GiB.
      */
     static int[] logWriteShape(long cacheSize) {
         WriteboostCache.Options o = benchOptions();
         long segments = cacheSize / MIB - 1;
-        int buffers = o.buffers() > 0 ? o.buffers() : segments >= 1000 ? 16 : segments >= 500 ? 8 : 4;
         int flushers = Math.max(1, o.flushers());
+        int buffers = o.buffers() > 0 ? o.buffers() : segments >= 1000 ? 8 * flushers : segments >= 500 ? 8 : 4;
         return new int[] {Math.max(1, buffers / (2 * flushers)) * MIB, flushers};
     }
 
@@ -394,6 +407,7 @@ public final class WriteboostBench {
         }
         AtomicLong next = new AtomicLong();
         ExecutorService ex = depth > 1 ? Executors.newFixedThreadPool(depth) : null;
+        java.util.Map<String, Long> sched0 = threadCpu();
         long t0 = System.nanoTime();
         if (ex == null) {
             for (long o = 0; o < total; o += io) {
@@ -422,6 +436,13 @@ public final class WriteboostBench {
         if (((DirectDevice) raw).timeline != null) {
             System.out.println("  timeline reference " + io / MIB + " MiB x " + depth + ": "
                     + ((DirectDevice) raw).timeline.summary(t0, System.nanoTime()));
+            double wait = 0;
+            for (var e : threadCpu().entrySet()) {
+                if (e.getKey().endsWith(" #wait")) {
+                    wait += e.getValue() - sched0.getOrDefault(e.getKey(), 0L);
+                }
+            }
+            System.out.println(String.format(Locale.ROOT, "  reference waited for a CPU %.3f ms per MiB (all threads)", wait / 1e6 / (total / (double) MIB)));
         }
         raw.close();
         Files.delete(p);

@@ -53,7 +53,7 @@ public final class WriteboostFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4..16] [flushers=2] [writeback_threshold=70] "
+        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4..32] [flushers=3] [writeback_threshold=70] "
                 + "[nr_max_batched_writeback=16] [update_record_interval=60] [sync_data_interval=5] "
                 + "[read_cache_threshold=0] [bypass_threshold=1M] [sequential_cutoff=4M] [write_around=false] [cache_mode=writeback] "
                 + "[writeback.controller=modulator] [io_timeout_ms=60000]";
@@ -103,7 +103,7 @@ public final class WriteboostFactory implements TargetFactory {
         List<String> lower = lowerDevices(args);
         TargetArguments a = TargetArguments.of("writeboost", args, ALLOWED);
         boolean format = a.bool("format", false);
-        // absent: chosen by the cache's size at open (4 to 16, see CacheOpener.autoBuffers)
+        // absent: chosen by the cache's size at open (4 to 8 per flusher, see CacheOpener.autoBuffers)
         int buffers = (int) a.number("buffers", WriteboostCache.Options.AUTO_BUFFERS, 2, 64);
         // log writes in flight (flusher threads); 1 is the one-at-a-time flusher, for comparisons
         int flushers = (int) a.number("flushers", WriteboostCache.Options.FLUSHERS, 1, 4);

@@ -34,8 +34,14 @@ class WriteboostFactoryFlushersTest {
     }
 
     @Test
-    void twoFlushersByDefaultOneOnRequest() throws Exception {
-        Target two = create(Map.of("backing", "b", "cache", "c"));
+    void threeFlushersByDefaultOneOrTwoOnRequest() throws Exception {
+        Target three = create(Map.of("backing", "b", "cache", "c"));
+        try {
+            assertEquals(3, flusherThreads(three));
+        } finally {
+            three.close();
+        }
+        Target two = create(Map.of("backing", "b", "cache", "c", "flushers", "2"));
         try {
             assertEquals(2, flusherThreads(two));
         } finally {

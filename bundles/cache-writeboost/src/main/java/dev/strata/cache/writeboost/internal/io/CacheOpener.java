@@ -96,7 +96,7 @@ final class CacheOpener {
             LOG.info("{}: formatted the cache device: {} segments of 1 MiB", name, segs);
         }
         if (options.buffers() == WriteboostCache.Options.AUTO_BUFFERS) {
-            options = options.withBuffers(autoBuffers(sb.segmentCount()));
+            options = options.withBuffers(autoBuffers(sb.segmentCount(), options.flushers()));
         }
         // movable: cache:replace moves the open cache onto a copy of its device (MovableCacheDevice)
         return new WriteboostCache(name, backing, new MovableCacheDevice(cache), sb, rec, tunables, options, controllers);
@@ -104,17 +104,18 @@ final class CacheOpener {
 
     /**
      * The log buffers of a cache of {@code segments} 1 MiB segments when none are asked for:
-     * 4 below 512 MiB, 8 from 512 MiB, 16 from 1 GiB (500 and 1,000 segments: a device of
-     * exactly 1 GiB holds 1,023). More buffers let each of the two log writes in flight cover
-     * more when sealed segments queue up (up to a quarter of the buffers: 4 MiB at 16), so
-     * writes faster than the cache device cost fewer syscalls, completions and wake-ups per
+     * 4 below 512 MiB, 8 from 512 MiB, 8 per flusher from 1 GiB (500 and 1,000 segments: a
+     * device of exactly 1 GiB holds 1,023), so that each of the log writes in flight covers up
+     * to 4 MiB whatever {@code flushers} is (24 with the default 3). More buffers let each log
+     * write cover more when sealed segments queue up (up to half the buffers in flight in all),
+     * so writes faster than the cache device cost fewer syscalls, completions and wake-ups per
      * MiB: in the in-process bench the daemons' CPU per 4 KiB write fell by a third and the
      * writers' by a sixth (docs/benchmarks.md, "Fourth pass"). Small caches keep 4, so that
      * the buffers stay a small part of the log (the log counts as nearly full at 2 ×
      * buffers free segments).
      */
-    static int autoBuffers(long segments) {
-        return segments >= 1000 ? 16 : segments >= 500 ? 8 : 4;
+    static int autoBuffers(long segments, int flushers) {
+        return segments >= 1000 ? 8 * Math.max(1, flushers) : segments >= 500 ? 8 : 4;
     }
 
     static SuperblockRecord readRecord(BlockDevice cache, long uuidHash) throws IOException {

@@ -51,8 +51,13 @@ public final class WriteboostCache implements CacheTarget {
      */
     public record Options(Clock clock, int buffers, boolean backgroundWriteback, boolean backgroundRecordUpdates,
             boolean backgroundSync, boolean sortedWriteback, boolean backgroundReadCache, int flushers) {
-        /** Flusher threads by default: two log writes in flight (see {@link Flusher}). */
-        public static final int FLUSHERS = 2;
+        /**
+         * Flusher threads by default: three log writes in flight (see {@link Flusher}). With two,
+         * a flusher waiting for a CPU after its write completed (8 writers on 2 cores) left the
+         * device one write short; three read 0.98 of the cache file's sequential rate in the
+         * in-process bench against 0.92 with two (docs/benchmarks.md, eleventh session).
+         */
+        public static final int FLUSHERS = 3;
 
         /** {@code buffers} chosen by the cache's size at open ({@code CacheOpener.autoBuffers}). */
         public static final int AUTO_BUFFERS = 0;

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Without {@code buffers}, the log buffers follow the cache's size (4 below 512 MiB, 16 from
- * 1 GiB: larger log writes on large caches); an explicit count is kept; a large cache with the
+ * Without {@code buffers}, the log buffers follow the cache's size (4 below 512 MiB, 8 per
+ * flusher from 1 GiB: larger log writes on large caches); an explicit count is kept; a large cache with the
  * chosen buffers writes, flushes and reopens with its data.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -69,13 +69,17 @@ class AutoBuffersTest {
 
     @Test
     void theCountFollowsTheSegments() {
-        assertEquals(4, CacheOpener.autoBuffers(Layout.MIN_SEGMENTS));
-        assertEquals(4, CacheOpener.autoBuffers(499));
-        assertEquals(8, CacheOpener.autoBuffers(500));
-        assertEquals(8, CacheOpener.autoBuffers(999));
-        assertEquals(16, CacheOpener.autoBuffers(1000));
-        assertEquals(16, CacheOpener.autoBuffers(1023)); // a device of exactly 1 GiB
-        assertEquals(16, CacheOpener.autoBuffers(1L << 30));
+        assertEquals(4, CacheOpener.autoBuffers(Layout.MIN_SEGMENTS, 3));
+        assertEquals(4, CacheOpener.autoBuffers(499, 3));
+        assertEquals(8, CacheOpener.autoBuffers(500, 3));
+        assertEquals(8, CacheOpener.autoBuffers(999, 3));
+        assertEquals(24, CacheOpener.autoBuffers(1000, 3));
+        assertEquals(24, CacheOpener.autoBuffers(1023, 3)); // a device of exactly 1 GiB
+        assertEquals(24, CacheOpener.autoBuffers(1L << 30, 3));
+        // 8 per flusher from 1 GiB: each of the writes in flight still covers up to 4 MiB
+        assertEquals(16, CacheOpener.autoBuffers(1000, 2));
+        assertEquals(8, CacheOpener.autoBuffers(1000, 1));
+        assertEquals(8, CacheOpener.autoBuffers(999, 1));
     }
 
     @Test
@@ -98,14 +102,14 @@ class AutoBuffersTest {
     }
 
     @Test
-    void aLargeCacheGetsSixteenAndKeepsItsData() throws Exception {
+    void aLargeCacheGetsEightPerFlusherAndKeepsItsData() throws Exception {
         SparseDevice backing = new SparseDevice(4096 * MIB);
         SparseDevice cache = new SparseDevice(1024 * MIB);
         WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T,
                 WriteboostCache.Options.defaults().manual(), null);
         int n = 20 * 256; // 20 segments of 4 KiB blocks: more than the buffers, so they are reused
         try {
-            assertEquals(16, wb.buffers());
+            assertEquals(8 * WriteboostCache.Options.FLUSHERS, wb.buffers());
             for (int i = 0; i < n; i++) {
                 wb.write(FlusherCoalescingTest.blockOf(i) * 4096, ByteBuffer.wrap(FlusherCoalescingTest.content(i)), 0);
             }

@@ -55,7 +55,7 @@ public final class WriteboostCache implements CacheTarget {
          * Flusher threads by default: three log writes in flight (see {@link Flusher}). With two,
          * a flusher waiting for a CPU after its write completed (8 writers on 2 cores) left the
          * device one write short; three read 0.98 of the cache file's sequential rate in the
-         * in-process bench against 0.92 with two (docs/benchmarks.md, eleventh session).
+         * in-process bench against 0.94 with two (docs/benchmarks.md, eleventh session).
          */
         public static final int FLUSHERS = 3;
 

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Two flusher threads (the default is three; two show the order): while one log write is held by the device, the next sealed
- * records are written meanwhile (two writes in flight), but nothing counts as written, and no
+ * Flusher threads (three by default; two where the order of the writes on the device is
+ * checked): while one log write is held by the device, the next sealed records are written
+ * meanwhile (more writes in flight), but nothing counts as written, and no
  * FLUSH returns, until the held write has completed: completion stays in log order. Everything
  * recovers exactly afterwards.
  */
@@ -76,8 +77,10 @@ class FlusherPipelineTest {
     void aFlusherWhoseWriteFinishedFirstWritesTheNextBatchWhileTheHeldOneIsInFlight() throws Exception {
         HeldCache cache = new HeldCache();
         MemDevice backing = new MemDevice("backing", 64L * MIB);
+        // two flushers: the two writes that go out while the first is held are then both the
+        // second flusher's, in order (with three, two flushers could write them side by side)
         WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T,
-                WriteboostCache.Options.defaults().manual(), null);
+                WriteboostCache.Options.defaults().manual().withFlushers(2), null);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         MemDevice image;
         int n;
@@ -103,6 +106,50 @@ class FlusherPipelineTest {
             long total = contiguousTotal(w);
             assertEquals(3L * 256 * BS, total, "segments 0, 1 and 2 written exactly once");
             image = cache.d.crash(new Random(2)); // everything was flushed: it must all survive
+            wb.close();
+        } finally {
+            cache.release.countDown();
+            ex.shutdownNow();
+        }
+        assertRecovers(backing, image, n);
+    }
+
+    /**
+     * The default three flushers: while the first write is held, the other two write the next
+     * batches side by side (they may reach the device in either order), and still nothing counts
+     * as written, and the FLUSH does not return, until the held write has completed; then every
+     * segment is on the device exactly once and recovers.
+     */
+    @Test
+    void threeFlushersWriteSideBySideButCompleteInLogOrder() throws Exception {
+        HeldCache cache = new HeldCache();
+        MemDevice backing = new MemDevice("backing", 64L * MIB);
+        WriteboostCache.Options o = WriteboostCache.Options.defaults().manual();
+        assertEquals(3, o.flushers(), "three flusher threads by default");
+        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T, o, null);
+        ExecutorService ex = Executors.newSingleThreadExecutor();
+        MemDevice image;
+        int n;
+        try {
+            long before = wb.lastWrittenId();
+            int i = writeBlocks(wb, 0, 5);
+            Future<?> first = ex.submit(() -> {
+                wb.flush(); // the first log write, held
+                return null;
+            });
+            assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
+            n = writeBlocks(wb, i, 5 + 249 + 255 + 255);
+            assertTrue(cache.twoMoreWritten.await(60, TimeUnit.SECONDS),
+                    "two more log writes reach the device while the first is held");
+            assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
+            assertFalse(first.isDone(), "the FLUSH covering the held record has not returned");
+            cache.release.countDown();
+            first.get(60, TimeUnit.SECONDS);
+            wb.flush();
+            List<long[]> w = cache.writes();
+            w.sort((a, b) -> Long.compare(a[0], b[0])); // the arrival order of side-by-side writes is free
+            assertEquals(3L * 256 * BS, contiguousTotal(w), "segments 0, 1 and 2 written exactly once");
+            image = cache.d.crash(new Random(3)); // everything was flushed: it must all survive
             wb.close();
         } finally {
             cache.release.countDown();

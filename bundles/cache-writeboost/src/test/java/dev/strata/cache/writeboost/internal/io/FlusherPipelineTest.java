@@ -75,12 +75,35 @@ class FlusherPipelineTest {
      */
     @Test
     void aFlusherWhoseWriteFinishedFirstWritesTheNextBatchWhileTheHeldOneIsInFlight() throws Exception {
-        HeldCache cache = new HeldCache();
-        MemDevice backing = new MemDevice("backing", 64L * MIB);
         // two flushers: the two writes that go out while the first is held are then both the
         // second flusher's, in order (with three, two flushers could write them side by side)
-        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T,
-                WriteboostCache.Options.defaults().manual().withFlushers(2), null);
+        holdTheFirstWriteOfThreeSegments(WriteboostCache.Options.defaults().manual().withFlushers(2), false, 2);
+    }
+
+    /**
+     * The default three flushers: while the first write is held, the other two write the next
+     * batches side by side (they may reach the device in either order), and still nothing counts
+     * as written, and the FLUSH does not return, until the held write has completed; then every
+     * segment is on the device exactly once and recovers.
+     */
+    @Test
+    void threeFlushersWriteSideBySideButCompleteInLogOrder() throws Exception {
+        WriteboostCache.Options o = WriteboostCache.Options.defaults().manual();
+        assertEquals(3, o.flushers(), "three flusher threads by default");
+        holdTheFirstWriteOfThreeSegments(o, true, 3);
+    }
+
+    /**
+     * Holds the first log write (a FLUSH-sealed record of 5 blocks), fills segments 0 to 2 meanwhile,
+     * checks that two more writes went out but nothing counts as written and the FLUSH waits, then
+     * releases it and checks that the log writes, in arrival order or ({@code anyOrder}) sorted by
+     * offset, cover the three segments once, and that everything recovers.
+     */
+    private static void holdTheFirstWriteOfThreeSegments(WriteboostCache.Options o, boolean anyOrder, int seed)
+            throws Exception {
+        HeldCache cache = new HeldCache();
+        MemDevice backing = new MemDevice("backing", 64L * MIB);
+        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T, o, null);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         MemDevice image;
         int n;
@@ -103,53 +126,11 @@ class FlusherPipelineTest {
             first.get(60, TimeUnit.SECONDS);
             wb.flush();
             List<long[]> w = cache.writes();
-            long total = contiguousTotal(w);
-            assertEquals(3L * 256 * BS, total, "segments 0, 1 and 2 written exactly once");
-            image = cache.d.crash(new Random(2)); // everything was flushed: it must all survive
-            wb.close();
-        } finally {
-            cache.release.countDown();
-            ex.shutdownNow();
-        }
-        assertRecovers(backing, image, n);
-    }
-
-    /**
-     * The default three flushers: while the first write is held, the other two write the next
-     * batches side by side (they may reach the device in either order), and still nothing counts
-     * as written, and the FLUSH does not return, until the held write has completed; then every
-     * segment is on the device exactly once and recovers.
-     */
-    @Test
-    void threeFlushersWriteSideBySideButCompleteInLogOrder() throws Exception {
-        HeldCache cache = new HeldCache();
-        MemDevice backing = new MemDevice("backing", 64L * MIB);
-        WriteboostCache.Options o = WriteboostCache.Options.defaults().manual();
-        assertEquals(3, o.flushers(), "three flusher threads by default");
-        WriteboostCache wb = WriteboostCache.open("wb", backing, cache, false, FlusherCoalescingTest.T, o, null);
-        ExecutorService ex = Executors.newSingleThreadExecutor();
-        MemDevice image;
-        int n;
-        try {
-            long before = wb.lastWrittenId();
-            int i = writeBlocks(wb, 0, 5);
-            Future<?> first = ex.submit(() -> {
-                wb.flush(); // the first log write, held
-                return null;
-            });
-            assertTrue(cache.firstLogWrite.await(60, TimeUnit.SECONDS), "the first record is being written");
-            n = writeBlocks(wb, i, 5 + 249 + 255 + 255);
-            assertTrue(cache.twoMoreWritten.await(60, TimeUnit.SECONDS),
-                    "two more log writes reach the device while the first is held");
-            assertEquals(before, wb.lastWrittenId(), "nothing counts as written before the held write has completed");
-            assertFalse(first.isDone(), "the FLUSH covering the held record has not returned");
-            cache.release.countDown();
-            first.get(60, TimeUnit.SECONDS);
-            wb.flush();
-            List<long[]> w = cache.writes();
-            w.sort((a, b) -> Long.compare(a[0], b[0])); // the arrival order of side-by-side writes is free
+            if (anyOrder) {
+                w.sort((x, y) -> Long.compare(x[0], y[0]));
+            }
             assertEquals(3L * 256 * BS, contiguousTotal(w), "segments 0, 1 and 2 written exactly once");
-            image = cache.d.crash(new Random(3)); // everything was flushed: it must all survive
+            image = cache.d.crash(new Random(seed)); // everything was flushed: it must all survive
             wb.close();
         } finally {
             cache.release.countDown();

@@ -14,7 +14,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Writes in flight, completed in order</h2>
  * Several threads may run {@link #flusherRunOnce()} at once (the cache starts
- * {@code Options.flushers()} of them, two by default). Taking a batch off the queue, waiting for
+ * {@code Options.flushers()} of them, three by default). Taking a batch off the queue, waiting for
  * its copies, the backing flush and sealing its headers (the chain of header CRCs) happen under
  * {@code prepare}, one batch at a time and in queue order, and give the batch a ticket; the write
  * itself runs outside every lock, so the next batch's CRCs are computed and its write issued while

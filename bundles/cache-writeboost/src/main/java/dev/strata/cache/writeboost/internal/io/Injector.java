@@ -99,7 +99,7 @@ final class Injector {
 
     /** Stops the injector and forgets what it had staged (suspend, close). */
     void stopInjector() {
-        parts.facade.injector.stop();
+        parts.daemons.injector().stop();
         log.lock.lock();
         try {
             log.readCache.clear();

@@ -18,5 +18,5 @@ final class Parts {
     RecordUpdater record;
     DataSync sync;
     Injector injector;
-    WriteboostCache facade;
+    Daemons daemons;
 }

@@ -346,7 +346,7 @@ final class Writeback {
             log.lock.unlock();
         }
         while (true) {
-            boolean daemon = parts.facade.writeback.running();
+            boolean daemon = parts.daemons.writeback().running();
             log.lock.lock();
             try {
                 log.checkFailure();

@@ -4,10 +4,7 @@ import dev.strata.api.BlockDevice;
 import dev.strata.api.CacheMode;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.InvalidArgumentException;
-import dev.strata.cache.support.writeback.ControllerBinding;
-import dev.strata.api.Target;
 import dev.strata.api.WritebackController;
-import dev.strata.cache.support.daemon.Daemon;
 import dev.strata.cache.support.time.Clock;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import dev.strata.cache.writeboost.internal.format.Superblock;
@@ -15,12 +12,9 @@ import dev.strata.cache.writeboost.internal.format.SuperblockRecord;
 import dev.strata.cache.writeboost.internal.recovery.Recovery;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,14 +22,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The writeboost target: a log-structured write cache in front of a backing device. This class is
  * the facade: it builds the parts (each with one job, all on one {@link LogState}, whose comment
- * holds the log's locking and order rules), runs their tasks as daemons, and answers the
+ * holds the log's locking and order rules), has {@link Daemons} run their tasks, and answers the
  * {@link CacheTarget} contract by delegating.
  * <ul>
  * <li>{@link WritePath}, {@link Bypass}, {@link ReadPath}: client I/O;</li>
  * <li>{@link LogHead}: room in the open record, the next segment;</li>
  * <li>{@link LogFlush}: FLUSH/FUA with group commit;</li>
  * <li>tasks with {@code runOnce()}: {@link Flusher}, {@link Writeback}, {@link RecordUpdater},
- * {@link DataSync}, {@link Injector};</li>
+ * {@link DataSync}, {@link Injector}, run as threads by {@link Daemons};</li>
  * <li>{@link CacheOpener}: device checks, format, recovery; {@link Stats}: counters and latencies.</li>
  * </ul>
  */
@@ -108,13 +102,8 @@ public final class WriteboostCache implements CacheTarget {
     private final Options options;
     private final Recovery.Result recovered;
 
-    // ---- daemons ----
-    /** The flusher threads (see {@link Options#flushers()}): each runs the same task; their writes complete in order. */
-    final Daemon[] flushers;
-    final Daemon writeback;
-    private final Daemon recordUpdater;
-    private final Daemon dataSync;
-    final Daemon injector;
+    /** The threads running the tasks. */
+    private final Daemons daemons;
     private final Messages messages;
 
     /**
@@ -147,7 +136,6 @@ public final class WriteboostCache implements CacheTarget {
         this.stats = new Stats(options.clock());
         parts.log = log;
         parts.stats = stats;
-        parts.facade = this;
         Recovery.Result r = CacheOpener.recover(log, rec);
         this.recovered = r;
         parts.head = new LogHead(parts);
@@ -161,27 +149,13 @@ public final class WriteboostCache implements CacheTarget {
         parts.sync = new DataSync(parts);
         parts.injector = new Injector(parts);
         this.messages = new Messages(parts);
-        String dev = name == null ? "writeboost" : name;
-        ReentrantLock lock = log.lock;
-        Condition changed = log.changed;
-        flushers = new Daemon[Math.max(1, options.flushers())];
-        for (int i = 0; i < flushers.length; i++) {
-            flushers[i] = new Daemon("strata-writeboost-" + dev + "-flusher" + (i == 0 ? "" : "-" + (i + 1)),
-                    parts.flusher::flusherRunOnce, lock, log.queued, 1000, () -> log.queuedEvents);
-        }
-        writeback = new Daemon("strata-writeboost-" + dev + "-writeback", parts.writeback::writebackRunOnce, lock, changed,
-                100, () -> log.events);
-        recordUpdater = new Daemon("strata-writeboost-" + dev + "-record", parts.record::recordUpdaterRunOnce, lock,
-                changed, 1000, () -> log.events);
-        dataSync = new Daemon("strata-writeboost-" + dev + "-sync", parts.sync::syncRunOnce, lock, changed, 1000,
-                () -> log.events);
+        parts.daemons = new Daemons(parts, name, options);
+        this.daemons = parts.daemons;
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
-                dev, r.dirtyRecords(), log.dirty, log.map.size(), r.truncatedBy(), r.bytesRead());
-        // read caching: the injector daemon, and the staging area if read caching is on
-        injector = new Daemon("strata-writeboost-" + dev + "-readcache", parts.injector::injectorRunOnce, lock,
-                log.injectWake, 1000);
-        parts.injector.activateReadCache();
-        startDaemons();
+                name == null ? "writeboost" : name, r.dirtyRecords(), log.dirty, log.map.size(), r.truncatedBy(),
+                r.bytesRead());
+        parts.injector.activateReadCache(); // the staging area, if read caching is on
+        daemons.start();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -321,47 +295,9 @@ public final class WriteboostCache implements CacheTarget {
     }
 
 
-    private void startDaemons() {
-        log.stopWriteback = false;
-        for (Daemon f : flushers) {
-            f.start();
-        }
-        if (options.backgroundWriteback()) {
-            writeback.start();
-        }
-        if (options.backgroundRecordUpdates()) {
-            recordUpdater.start();
-        }
-        if (options.backgroundSync()) {
-            dataSync.start();
-        }
-        if (options.backgroundReadCache()) {
-            injector.start();
-        }
-    }
-
-    private void stopFlushers() {
-        for (Daemon f : flushers) {
-            f.stop();
-        }
-    }
-
-    private void stopDaemons(boolean alsoFlusher) {
-        parts.injector.stopInjector();
-        dataSync.stop();
-        recordUpdater.stop();
-        // prompt stop: the batch in flight ends at its next backing write, whatever the backing
-        // device's speed (its blocks stay dirty and are written back after the next start)
-        log.stopWriteback = true;
-        writeback.stop();
-        if (alsoFlusher) {
-            stopFlushers();
-        }
-    }
-
     @Override
     public void writebackAll(WritebackProgress progress) throws IOException, InterruptedException {
-        parts.writeback.writebackAll(progress, writeback);
+        parts.writeback.writebackAll(progress, daemons.writeback());
     }
 
     @Override
@@ -386,15 +322,7 @@ public final class WriteboostCache implements CacheTarget {
 
     /** Names of the threads this target runs (for tests). */
     public List<String> runningDaemons() {
-        List<String> l = new ArrayList<>();
-        List<Daemon> all = new ArrayList<>(List.of(flushers));
-        all.addAll(List.of(writeback, recordUpdater, dataSync, injector));
-        for (Daemon d : all) {
-            if (d.running()) {
-                l.add(d.name());
-            }
-        }
-        return l;
+        return daemons.running();
     }
 
     @Override
@@ -457,7 +385,7 @@ public final class WriteboostCache implements CacheTarget {
         } catch (IOException e) {
             err = e;
         }
-        stopDaemons(false);
+        daemons.stop(false);
         if (err == null) {
             try {
                 parts.record.updateRecord(Long.MIN_VALUE);
@@ -465,7 +393,7 @@ public final class WriteboostCache implements CacheTarget {
                 err = e;
             }
         }
-        stopFlushers();
+        daemons.stopFlushers();
         log.lock.lock();
         try {
             log.suspended = true;
@@ -488,7 +416,7 @@ public final class WriteboostCache implements CacheTarget {
         } finally {
             log.lock.unlock();
         }
-        startDaemons();
+        daemons.start();
     }
 
     @Override
@@ -499,7 +427,7 @@ public final class WriteboostCache implements CacheTarget {
         } catch (IOException e) {
             err = e;
         } finally {
-            stopDaemons(true);
+            daemons.stop(true);
             parts.writeback.controller.close();
             parts.writeback.batcher.close();
             log.lock.lock();

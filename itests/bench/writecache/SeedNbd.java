@@ -82,7 +82,7 @@ final class SeedNbd {
         long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
         int seconds = quick ? 1 : 3;
         int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
-        int ramp = 1;
+        int ramp = Integer.getInteger("bench.ramp", 1);
         long slots = region / 512 + 1024;
         long cacheBytes = Layout.dataOffset(512, slots) + slots * 512;
         if (cacheBytes % 4096 == 0) {
@@ -159,7 +159,7 @@ final class SeedNbd {
         long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
         int seconds = quick ? 1 : 3;
         int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
-        int ramp = 1;
+        int ramp = Integer.getInteger("bench.ramp", 1);
         long slots = region / bsBlock + 1024;
         // every allocation lane must start on a 4 KiB boundary too (lane k at slots * k / LANES):
         // else most lanes hand out runs that straddle two file blocks, each a read-modify-write

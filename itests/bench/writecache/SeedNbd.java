@@ -66,6 +66,16 @@ final class SeedNbd {
         return c[c.length / 2];
     }
 
+    /** Seconds of unmeasured ramp before each run: {@code -Dbench.ramp}, 1 by default. */
+    private static int ramp() {
+        int ramp = Integer.getInteger("bench.ramp", 1);
+        if (ramp < 0) {
+            System.err.println("bench.ramp is " + ramp + ": give the seconds of ramp, 0 or more");
+            System.exit(2);
+        }
+        return ramp;
+    }
+
     /** Whether fio is there; if not, says so in the table's place. */
     private static boolean fioFound() throws Exception {
         if (new ProcessBuilder("fio", "--version").start().waitFor() == 0) {
@@ -82,7 +92,7 @@ final class SeedNbd {
         long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
         int seconds = quick ? 1 : 3;
         int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
-        int ramp = Integer.getInteger("bench.ramp", 1);
+        int ramp = ramp();
         long slots = region / 512 + 1024;
         long cacheBytes = Layout.dataOffset(512, slots) + slots * 512;
         if (cacheBytes % 4096 == 0) {
@@ -159,7 +169,7 @@ final class SeedNbd {
         long region = (quick ? 64L : 256L) * WritecacheBench.MIB;
         int seconds = quick ? 1 : 3;
         int reps = Integer.getInteger("bench.reps", quick ? 1 : 3);
-        int ramp = Integer.getInteger("bench.ramp", 1);
+        int ramp = ramp();
         long slots = region / bsBlock + 1024;
         // every allocation lane must start on a 4 KiB boundary too (lane k at slots * k / LANES):
         // else most lanes hand out runs that straddle two file blocks, each a read-modify-write

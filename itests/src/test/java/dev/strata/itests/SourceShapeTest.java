@@ -37,8 +37,18 @@ public class SourceShapeTest {
     private static List<Path> mainTrees() throws IOException {
         try (Stream<Path> s = Files.walk(REPO, 5)) {
             return s.filter(p -> p.endsWith(Path.of("src", "main", "java")) && Files.isDirectory(p))
-                    .filter(p -> !REPO.relativize(p).toString().contains("target"))
+                    .filter(p -> !inBuildOutput(REPO.relativize(p)))
                     .sorted().toList();
         }
+    }
+
+    /** Whether a directory named {@code target} is on the path (not a module such as {@code testkit-targets}). */
+    private static boolean inBuildOutput(Path relative) {
+        for (Path part : relative) {
+            if (part.toString().equals("target")) {
+                return true;
+            }
+        }
+        return false;
     }
 }

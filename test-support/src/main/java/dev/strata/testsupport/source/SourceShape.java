@@ -18,8 +18,8 @@ import java.util.stream.Stream;
  * The shape DESIGN.md §14 asks of the sources, read from a source tree for tests that keep it:
  * files over a line limit, and cycles between the packages of one tree (a package that uses
  * another which, directly or through others, uses it back). A use is any mention of another
- * package's class by its full name, in an import or in the code; classes of the same package
- * need no import and are not uses.
+ * package's class by its full name, in an import or in the code, or a wildcard import of the
+ * package; classes of the same package need no import and are not uses.
  */
 public final class SourceShape {
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
@@ -54,7 +54,8 @@ public final class SourceShape {
      * packages from one back to itself; empty when there is none.
      */
     public static List<String> packageCycle(List<Path> files, String prefix) throws IOException {
-        Pattern reference = Pattern.compile("\\b(" + Pattern.quote(prefix) + "(?:\\.[a-z]\\w*)*)\\.[A-Z]");
+        // a class by its full name, or a whole package imported with a wildcard
+        Pattern reference = Pattern.compile("\\b(" + Pattern.quote(prefix) + "(?:\\.[a-z]\\w*)*)\\.(?:[A-Z]|\\*)");
         Map<String, Set<String>> uses = new HashMap<>();
         for (Path p : files) {
             String src = Files.readString(p);

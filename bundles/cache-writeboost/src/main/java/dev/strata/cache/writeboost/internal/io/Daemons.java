@@ -21,12 +21,12 @@ final class Daemons {
     private final LogState log;
     private final Parts parts;
 
-    /** Builds the threads (none started) for the cache whose device is named {@code name}. */
-    Daemons(Parts parts, String name, WriteboostCache.Options options) {
+    /** Builds the threads (none started) for the cache whose device is named {@code device}. */
+    Daemons(Parts parts, String device, WriteboostCache.Options options) {
         this.options = options;
         this.log = parts.log;
         this.parts = parts;
-        String prefix = "strata-writeboost-" + (name == null ? "writeboost" : name) + "-";
+        String prefix = "strata-writeboost-" + device + "-";
         flushers = new Daemon[Math.max(1, options.flushers())];
         for (int i = 0; i < flushers.length; i++) {
             flushers[i] = new Daemon(prefix + "flusher" + (i == 0 ? "" : "-" + (i + 1)), parts.flusher::flusherRunOnce,

@@ -149,11 +149,11 @@ public final class WriteboostCache implements CacheTarget {
         parts.sync = new DataSync(parts);
         parts.injector = new Injector(parts);
         this.messages = new Messages(parts);
-        parts.daemons = new Daemons(parts, name, options);
+        String dev = name == null ? "writeboost" : name;
+        parts.daemons = new Daemons(parts, dev, options);
         this.daemons = parts.daemons;
         LOG.info("{}: recovered {} log records ({} dirty blocks, {} cached blocks; log ended by {}; {} bytes read)",
-                name == null ? "writeboost" : name, r.dirtyRecords(), log.dirty, log.map.size(), r.truncatedBy(),
-                r.bytesRead());
+                dev, r.dirtyRecords(), log.dirty, log.map.size(), r.truncatedBy(), r.bytesRead());
         parts.injector.activateReadCache(); // the staging area, if read caching is on
         daemons.start();
     }
@@ -293,7 +293,6 @@ public final class WriteboostCache implements CacheTarget {
     boolean writebackStopRequested() {
         return log.stopWriteback;
     }
-
 
     @Override
     public void writebackAll(WritebackProgress progress) throws IOException, InterruptedException {

@@ -231,7 +231,11 @@ final class Writeback {
             }
         }
         if (wbData == null || wbData.capacity() < count * BS) {
-            wbData = Buffers.aligned(Math.max(count, 64) * BS);
+            // once, for the largest batch the tunable and the log allow (only a raised tunable
+            // grows it again): sized to each batch, a fresh cache allocated, and the kernel
+            // zeroed, a new direct buffer whenever a batch outgrew the last, while the user wrote
+            int most = Math.min(t.maxBatchedWriteback(), log.nSeg) * Layout.MAX_DATA;
+            wbData = Buffers.aligned(Math.max(count, most) * BS);
         }
         try {
             writeBack(count);

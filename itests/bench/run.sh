@@ -130,6 +130,11 @@ fi
 # (in bytes: fio does not take numfmt's "2.0G")
 SLOW_PREFILL=$(printf '%s\n' "$(numfmt --from=iec "$REGION")" "$(numfmt --from=iec "$IO_SEQ")" | sort -n | tail -n 1)
 # The same for both memory ceilings (at most their size).
+# the large-write warm-up's limits (warm_big, below)
+WARM_QUIET_MS=${BENCH_WARM_QUIET_MS:-50}
+WARM_MAX_RUNS=${BENCH_WARM_MAX_RUNS:-16}
+[[ $WARM_QUIET_MS =~ ^[0-9]+$ && $WARM_MAX_RUNS =~ ^[0-9]+$ && $WARM_MAX_RUNS -ge 2 ]] ||
+    die "BENCH_WARM_QUIET_MS ($WARM_QUIET_MS) must be 0 or more and BENCH_WARM_MAX_RUNS ($WARM_MAX_RUNS) 2 or more, in whole numbers"
 MEM_PREFILL=$(printf '%s\n' "$SLOW_PREFILL" "$(numfmt --from=iec "$FILE_SIZE")" | sort -n | head -n 1)
 
 ALL_WORKLOADS="randwrite-4k randwrite-512k sweep seqwrite-1m seqwrite-64m randread-4k mix-zipf writeback coldstart"
@@ -415,8 +420,39 @@ done
 # warm-up of their own, C2 was still compiling and recompiling them during the first two
 # measured 512 KiB runs (a third of the Strata JVM's samples, 1.6-1.9 s/GiB against ~1.0 from the
 # third run on; docs/benchmarks.md, "Issue 10, goal 3, second round"). So when a workload of
-# large random writes is in the run, every Strata system also gets two unmeasured 512 KiB runs
-# (a fresh writeboost cache before each, as the measured runs get).
+# large random writes is in the run, every Strata system also gets unmeasured 512 KiB runs
+# (a fresh writeboost cache before each, as the measured runs get) until the JIT is quiet.
+# jit_ms: milliseconds the Strata JVM's JIT has spent compiling so far (empty without jcmd).
+jit_ms() {
+    local pid
+    pid=$(pgrep -g "${PGIDS[strata]:-0}" -x java | head -n 1)
+    [ -n "$pid" ] && command -v jcmd >/dev/null || return 0
+    jcmd "$pid" PerfCounter.print 2>/dev/null | awk -F= '
+        /^sun.ci.standardTime=/ {t += $2} /^sun.ci.osrTime=/ {t += $2} /^sun.os.hrt.frequency=/ {f = $2}
+        END {if (f > 0) printf "%d\n", t * 1000 / f}'
+}
+# warm_big S: unmeasured 512 KiB runs (a fresh cache before each) until the JIT is quiet. Two
+# were not enough for writeboost: its daemons run once per 4 MiB log write or writeback batch,
+# so C2 was still compiling them (and the batcher, deoptimized and compiled again) in the
+# measured runs, 30-38 % of the JVM's samples in two of three (docs/benchmarks.md, fourteenth
+# session). So: at least two runs, then more while a run's compiling took over
+# $WARM_QUIET_MS ms, at most $WARM_MAX_RUNS runs; the count and the last run's compile time go
+# into meta.properties.
+warm_big() {
+    local s=$1 n=0 before after spent=""
+    while ((n < WARM_MAX_RUNS)); do
+        sys_call "$s" fresh
+        before=$(jit_ms)
+        BENCH_REGION=$REGION BENCH_IO=$IO_BIG BENCH_RUNTIME=$RUNTIME prep "$s" "$JOBS/randwrite-512k.fio" || true
+        after=$(jit_ms)
+        n=$((n + 1))
+        [ -n "$before" ] && [ -n "$after" ] || { ((n < 2)) && continue; break; }
+        spent=$((after - before))
+        ((n >= 2 && spent <= WARM_QUIET_MS)) && break
+    done
+    echo "warm_big_${s//-/_}=$n runs, last compiled ${spent:-?} ms" >>"$RESULTS/meta.properties"
+    progress "warmed $s with $n unmeasured 512 KiB runs (JIT in the last: ${spent:-?} ms)"
+}
 WARM_BIG=0
 for w in randwrite-512k sweep; do wanted "$w" && WARM_BIG=1; done
 for s in strata-file strata-memory strata-direct strata-wb; do
@@ -425,10 +461,7 @@ for s in strata-file strata-memory strata-direct strata-wb; do
         BENCH_REGION=$REGION BENCH_IO=$IO_4K BENCH_RUNTIME=$((RUNTIME * 2)) prep "$s" "$JOBS/randwrite-4k.fio" || true
         BENCH_REGION=$READ_REGION BENCH_IO=$IO_4K BENCH_RUNTIME=$RUNTIME prep "$s" "$JOBS/randread-4k.fio" || true
         if [ "$WARM_BIG" -eq 1 ]; then
-            for _ in 1 2; do
-                sys_call "$s" fresh
-                BENCH_REGION=$REGION BENCH_IO=$IO_BIG BENCH_RUNTIME=$RUNTIME prep "$s" "$JOBS/randwrite-512k.fio" || true
-            done
+            warm_big "$s"
         fi
     fi
 done

@@ -12,7 +12,6 @@ import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
-import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -32,7 +31,6 @@ import dev.strata.api.DeviceHandle;
 import dev.strata.api.DeviceInfo;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.TargetFactory;
-import dev.strata.core.internal.config.ConfigAdminStore;
 
 /**
  * The {@link DeviceManager} service: a thin Declarative Services facade over the manager's parts
@@ -88,9 +86,10 @@ public final class DeviceManagerImpl implements DeviceManager {
     private final Core core;
     private volatile BundleContext context;
 
+    /** Configuration Admin's store, from {@code config}: given, not constructed here ({@link StoreOpener} says why). */
     @Reference
-    ConfigurationAdmin configAdmin;
-    private ConfigAdminStore configAdminStore;
+    StoreOpener stores;
+    private StoreOpener.Store openedStore;
 
     /** For Declarative Services: {@link #activate} completes the set-up. */
     public DeviceManagerImpl() {
@@ -107,11 +106,11 @@ public final class DeviceManagerImpl implements DeviceManager {
     void activate(BundleContext context, Config config) {
         core.settings(Settings.of(config.gate_timeout_seconds(), config.detach_wait_seconds()));
         this.context = context;
-        ConfigAdminStore cm = new ConfigAdminStore(configAdmin, this);
-        core.store.use(cm);
-        configAdminStore = cm;
+        StoreOpener.Store s = stores.open(this);
+        core.store.use(s);
+        openedStore = s;
         loadStored();
-        cm.register(context);
+        s.register(context);
         LOG.info("device manager started (gate timeout {} s)", TimeUnit.NANOSECONDS.toSeconds(core.gateTimeoutNanos()));
     }
 
@@ -122,8 +121,8 @@ public final class DeviceManagerImpl implements DeviceManager {
 
     @Deactivate
     void deactivate() {
-        if (configAdminStore != null) {
-            configAdminStore.unregister();
+        if (openedStore != null) {
+            openedStore.unregister();
         }
         stop();
     }

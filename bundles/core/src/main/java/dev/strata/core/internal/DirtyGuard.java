@@ -6,7 +6,7 @@ import org.slf4j.LoggerFactory;
 import dev.strata.api.CacheTarget;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Target;
-import dev.strata.core.internal.command.Render;
+import dev.strata.core.internal.text.Text;
 
 /**
  * Refuses to remove a device, or reload it into a target that cannot adopt its state, while
@@ -42,7 +42,7 @@ final class DirtyGuard {
             return null;
         }
         String cacheDevice = cacheDevice(d, c);
-        String count = dirty < 0 ? "an unknown number of dirty blocks" : Render.blocks(dirty, "dirty");
+        String count = dirty < 0 ? "an unknown number of dirty blocks" : Text.blocks(dirty, "dirty");
         if (!force) {
             throw new InvalidArgumentException(d.name + " holds " + count
                     + " its backing device does not have; run cache:detach " + d.name

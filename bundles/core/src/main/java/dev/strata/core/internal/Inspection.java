@@ -9,6 +9,7 @@ import java.util.Optional;
 import dev.strata.api.Claim;
 import dev.strata.api.DeviceInfo;
 import dev.strata.api.Target;
+import dev.strata.core.internal.text.Text;
 
 /** Snapshots of the devices: {@code list}, {@code info}, {@code status}, the definitions. Takes no {@code op} lock. */
 final class Inspection {
@@ -75,7 +76,7 @@ final class Inspection {
     Map<String, String> status(String name) {
         MappedDevice d = core.graph.require(name);
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("state", dev.strata.core.internal.command.Render.label(d.state()));
+        m.put("state", Text.label(d.state()));
         m.put("type", d.definition.type());
         m.put("size", Long.toString(d.target != null ? d.size : 0));
         m.put("block_size", Integer.toString(d.blockSize));

@@ -17,6 +17,7 @@ import dev.strata.api.Claim;
 import dev.strata.api.DeviceManager.ReplaceProgress;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.Target;
+import dev.strata.core.internal.text.Text;
 
 /**
  * Moves a live cache to another cache device without writing its dirty data back
@@ -140,15 +141,15 @@ final class Replacer {
                     throw new InvalidArgumentException("device '" + newName + "' is already under " + d.name
                             + " (it holds " + l + ", " + DeviceGraph.role(d, l) + "); the new cache device must be "
                             + "a free device: cache:replace " + d.name + " cache=<a free device of at least "
-                            + dev.strata.core.internal.command.Render.size(o.size) + ">");
+                            + Text.size(o.size) + ">");
                 }
             }
             core.graph.checkClaimsLocked(d.name, Map.of(newName, Claim.EXCLUSIVE));
             if (n.size < o.size) {
-                throw new InvalidArgumentException(newName + " has " + dev.strata.core.internal.command.Render.size(n.size) + ", less than "
-                        + oldName + " (" + dev.strata.core.internal.command.Render.size(o.size) + "): cache:replace copies the cache device as "
+                throw new InvalidArgumentException(newName + " has " + Text.size(n.size) + ", less than "
+                        + oldName + " (" + Text.size(o.size) + "): cache:replace copies the cache device as "
                         + "it is (dirty and clean blocks, metadata); use a device of at least "
-                        + dev.strata.core.internal.command.Render.size(o.size));
+                        + Text.size(o.size));
             }
             if (n.blockSize > o.blockSize) {
                 throw new InvalidArgumentException(newName + " has " + n.blockSize + "-byte blocks, " + oldName + " "

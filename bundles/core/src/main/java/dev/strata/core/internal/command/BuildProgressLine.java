@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.function.LongSupplier;
 
 import dev.strata.api.DeviceManager.BuildProgress;
+import dev.strata.core.internal.text.Text;
 
 /**
  * The progress line of a {@code dev:create} whose build takes long (a writecache formatting a
@@ -38,8 +39,8 @@ final class BuildProgressLine implements BuildProgress {
         }
         last = now;
         int pct = total <= 0 ? 100 : (int) Math.min(100, done * 100 / total);
-        String line = String.format(Locale.ROOT, "%s: %s: %s of %s (%d%%)", device, what, Render.size(done),
-                Render.size(total), pct);
+        String line = String.format(Locale.ROOT, "%s: %s: %s of %s (%d%%)", device, what, Text.size(done),
+                Text.size(total), pct);
         // pad over the end of a longer previous line: \r only moves the cursor back
         out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
         out.flush();

@@ -2,31 +2,19 @@ package dev.strata.core.internal.command;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 import dev.strata.api.DeviceInfo;
 import dev.strata.api.DeviceManager.TargetType;
 import dev.strata.core.internal.DeviceDefinition;
+import dev.strata.core.internal.text.Text;
 
-/** Every text the {@code dev:} commands print, in one place. */
+/**
+ * Every text the {@code dev:} commands print, in one place; the spellings the manager's own messages
+ * share with them (sizes, states) are {@link Text}'s.
+ */
 public final class Render {
     private Render() {
-    }
-
-    /** {@code 1536} → {@code 1.5 KiB}; below 1 KiB in bytes. */
-    public static String size(long bytes) {
-        if (bytes < 1024) {
-            return bytes + " B";
-        }
-        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = bytes;
-        int u = -1;
-        while (v >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
     /** Rows as left-aligned columns separated by two spaces; the first row is the header. */
@@ -67,7 +55,7 @@ public final class Render {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"NAME", "TYPE", "SIZE", "STATE", "STACKED ON", "USED BY", "WHY"});
         for (DeviceInfo d : devices) {
-            rows.add(new String[] {d.name(), d.type(), d.size() == 0 ? "-" : bytes ? Long.toString(d.size()) : size(d.size()),
+            rows.add(new String[] {d.name(), d.type(), d.size() == 0 ? "-" : bytes ? Long.toString(d.size()) : Text.size(d.size()),
                 state(d) + (d.persistent() ? "" : " (transient)"),
                 d.lower().isEmpty() ? "-" : String.join(",", d.lower()), holders(d),
                 d.waitingFor() == null ? "-" : d.waitingFor()});
@@ -89,12 +77,7 @@ public final class Render {
     }
 
     public static String state(DeviceInfo d) {
-        return label(d.state());
-    }
-
-    /** The one spelling of a state, in every command: {@code active}, {@code suspended}, {@code waiting-for-target}. */
-    public static String label(dev.strata.api.DeviceState s) {
-        return s.name().toLowerCase(Locale.ROOT).replace('_', '-');
+        return Text.label(d.state());
     }
 
     public static String info(DeviceInfo d, DeviceDefinition def) {
@@ -113,8 +96,8 @@ public final class Render {
         }
         rows.add(new String[] {"persisted", d.persistent() ? "yes" : "no (transient: gone after a restart)"});
         rows.add(new String[] {"size", d.size() == 0 ? "- (no target)" : bytes ? Long.toString(d.size())
-                : size(d.size()) + " (" + d.size() + " bytes)"});
-        rows.add(new String[] {"block size", bytes ? Integer.toString(d.blockSize()) : size(d.blockSize())});
+                : Text.size(d.size()) + " (" + d.size() + " bytes)"});
+        rows.add(new String[] {"block size", bytes ? Integer.toString(d.blockSize()) : Text.size(d.blockSize())});
         rows.add(new String[] {"stacked on", d.lower().isEmpty() ? "-" : String.join(", ", d.lower())});
         rows.add(new String[] {"used by", holders(d)});
         if (!def.tunables().isEmpty()) {
@@ -147,15 +130,10 @@ public final class Render {
             return value;
         }
         try {
-            return size(Long.parseLong(value));
+            return Text.size(Long.parseLong(value));
         } catch (NumberFormatException e) {
             return value; // a target may report "-" or text under a size-like key: show it as it is
         }
-    }
-
-    /** {@code blocks(1, "dirty")} → {@code 1 dirty block}, {@code 8,192 dirty blocks}: a count for a sentence. */
-    public static String blocks(long n, String adjective) {
-        return String.format(Locale.ROOT, "%,d", n) + (adjective.isEmpty() ? "" : " " + adjective) + (n == 1 ? " block" : " blocks");
     }
 
     private static String keyValues(List<String[]> rows) {
@@ -191,11 +169,11 @@ public final class Render {
     }
 
     public static String created(DeviceInfo d) {
-        return "created " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d)
+        return "created " + d.name() + ": " + d.type() + ", " + Text.size(d.size()) + ", " + state(d)
                 + (d.persistent() ? "" : " (transient: not stored, gone after a restart)") + "\n";
     }
 
     public static String reloaded(DeviceInfo d) {
-        return "reloaded " + d.name() + ": " + d.type() + ", " + size(d.size()) + ", " + state(d) + "\n";
+        return "reloaded " + d.name() + ": " + d.type() + ", " + Text.size(d.size()) + ", " + state(d) + "\n";
     }
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.strata.api.DeviceInfo;
+import dev.strata.core.internal.text.Text;
 
 /**
  * {@code dev:list --tree}: every stack drawn from its top device down to its leaves, each lower
@@ -43,7 +44,7 @@ final class Tree {
             boolean bytes, List<String[]> rows, Set<String> seen) {
         List<String> exports = d.holders().stream().filter(h -> !byName.containsKey(h)).toList();
         rows.add(new String[] {lead + branch + d.name(), as.isEmpty() ? "-" : as, d.type(),
-            d.size() == 0 ? "-" : bytes ? Long.toString(d.size()) : Render.size(d.size()),
+            d.size() == 0 ? "-" : bytes ? Long.toString(d.size()) : Text.size(d.size()),
             Render.state(d) + (d.persistent() ? "" : " (transient)"),
             exports.isEmpty() ? "-" : String.join(", ", exports), d.waitingFor() == null ? "-" : d.waitingFor()});
         if (!seen.add(d.name())) {

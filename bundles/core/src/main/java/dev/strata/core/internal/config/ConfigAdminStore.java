@@ -18,9 +18,9 @@ import org.osgi.service.cm.SynchronousConfigurationListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.strata.core.internal.DefinitionStore;
 import dev.strata.core.internal.DeviceDefinition;
 import dev.strata.core.internal.DeviceManagerImpl;
+import dev.strata.core.internal.StoreOpener;
 
 /**
  * Device definitions as Configuration Admin factory configurations (factory PID
@@ -47,7 +47,7 @@ import dev.strata.core.internal.DeviceManagerImpl;
  * stays for writers it does not control (a host that keeps FileInstall's write-back, an editor that
  * writes a file in place).
  */
-public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFactory, SynchronousConfigurationListener {
+public final class ConfigAdminStore implements StoreOpener.Store, ManagedServiceFactory, SynchronousConfigurationListener {
     private static final Logger LOG = LoggerFactory.getLogger(ConfigAdminStore.class);
 
     private final ConfigurationAdmin cm;
@@ -86,6 +86,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         files.start(cm, watchedDir);
     }
 
+    @Override
     public void register(BundleContext context) {
         watchedDir = context.getProperty(SourceFile.WATCHED_DIR);
         files = CfgWriteBack.of(context);
@@ -101,6 +102,7 @@ public final class ConfigAdminStore implements DefinitionStore, ManagedServiceFa
         registration = context.registerService(ManagedServiceFactory.class, this, props);
     }
 
+    @Override
     public void unregister() {
         ServiceRegistration<?> r = registration;
         registration = null;

@@ -424,8 +424,10 @@ done
 # (a fresh writeboost cache before each, as the measured runs get) until the JIT is quiet.
 # jit_ms: milliseconds the Strata JVM's JIT has spent compiling so far (empty without jcmd).
 jit_ms() {
-    local pid
-    pid=$(pgrep -g "${PGIDS[strata]:-0}" -x java | head -n 1)
+    local pid pg=${PGIDS[strata]:-}
+    # no Strata server: no figure (pgrep -g 0 would mean this script's own process group)
+    [ -n "$pg" ] || return 0
+    pid=$(pgrep -g "$pg" -x java | head -n 1)
     [ -n "$pid" ] && command -v jcmd >/dev/null || return 0
     jcmd "$pid" PerfCounter.print 2>/dev/null | awk -F= '
         /^sun.ci.standardTime=/ {t += $2} /^sun.ci.osrTime=/ {t += $2} /^sun.os.hrt.frequency=/ {f = $2}

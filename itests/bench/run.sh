@@ -23,7 +23,8 @@
 # BENCH_SLOW_RATE (bits/s cap on the slow device, nbdkit's binary units; default 1200M, about
 # 150 MiB/s like a 7200 rpm disk; 0 for none), BENCH_WB_CACHE (the driver of writeboost's cache
 # device: direct, the default, O_DIRECT like a cache on a raw SSD; or file, through the page
-# cache as before 2026-12-01), STRATA_DIST, STRATA_WB_ARGS (extra writeboost key=value arguments).
+# cache as before 2026-12-01; or memory, a RAM device on the JVM heap, to see writeboost's own
+# write path without a disk under it: give the JVM the heap, JAVA_OPTS=-Xmx12g), STRATA_DIST, STRATA_WB_ARGS (extra writeboost key=value arguments).
 set -u
 set -o pipefail
 # The whole script is one compound command, so bash has read all of it before it runs any
@@ -106,7 +107,7 @@ SLOW_RATE=${BENCH_SLOW_RATE-1200M}
 # writeback throttles the writer; profiled on 2026-12-01 the flusher's pwrite copy was a third of
 # the server's CPU, and 4 KiB random writes cost over twice the CPU per request of a direct cache.
 WB_CACHE=${BENCH_WB_CACHE:-direct}
-case "$WB_CACHE" in direct|file) ;; *) echo "bench: BENCH_WB_CACHE must be direct or file, not '$WB_CACHE'" >&2; exit 2 ;; esac
+case "$WB_CACHE" in direct|file|memory) ;; *) echo "bench: BENCH_WB_CACHE must be direct, file or memory, not '$WB_CACHE'" >&2; exit 2 ;; esac
 case "$SLOW_RATE" in 0|none|off) SLOW_RATE="" ;; esac
 if [ $QUICK -eq 1 ]; then
     MODE=quick

@@ -146,13 +146,19 @@ strata_wb_stack_create() {
     # generation is reaped before the next one runs, so none of its writeback is left then
     [ -n "${SLOW_PORT[wb]:-}" ] || slow_start wb
     rm -f "$DATA/wb-cache-$g.img"
+    local cache_dev="$WB_CACHE path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true"
+    if [ "$WB_CACHE" = memory ]; then
+        # a RAM cache device (BENCH_WB_CACHE=memory): writeboost's own write path, no disk under it
+        cache_dev="memory size=$CACHE_SIZE"
+    else
     # allocated like the other systems' files (strata-direct.img, fast.img): the direct driver's
     # create=true leaves a sparse file, and two O_DIRECT writes in flight into its holes ran at
     # two thirds of one write's rate on ext4 (docs/benchmarks.md, issue 10's seventh session)
     fallocate -l "$CACHE_SIZE" "$DATA/wb-cache-$g.img"
+    fi
     # one line, three commands (each one a round trip through the shell; Gogo stops at the
     # first that fails and prints its error)
-    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g $WB_CACHE path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
+    strata_cmd "dev:create slow$g nbd uri=nbd://127.0.0.1:${SLOW_PORT[wb]}/ ; dev:create wbcache$g $cache_dev ; dev:create wb$g writeboost backing=slow$g cache=wbcache$g $STRATA_WB_ARGS $extra" 300 || return 1
     strata_export "wb$g" wb
     WB_LIVE=1
 }

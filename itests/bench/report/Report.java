@@ -220,7 +220,8 @@ public class Report {
           .append("`.\n\n");
         md.append("**writeboost cache device**: `").append(meta.getProperty("wb_cache", "file"))
           .append("` driver (`direct`: O_DIRECT, as a cache on a raw SSD; `file`: through the page cache, which "
-            + "copies every log write once more and throttles it to the disk's writeback of fresh pages).\n\n");
+            + "copies every log write once more and throttles it to the disk's writeback of fresh pages; `memory`: "
+            + "RAM on the JVM heap, no disk under writeboost).\n\n");
         md.append("**Sizes.** ").append(meta.getProperty("sizes", "?")).append(".\n\n");
         md.append("**Systems.**\n\n");
         for (Map.Entry<String, String> e : SYSTEM_DESC.entrySet()) {

@@ -18,6 +18,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 DIR=${1:-/var/tmp}
+# the benchmark's data go into a temporary folder inside DIR: DIR itself must be there
+[ -d "$DIR" ] || { echo "$0: $DIR is not a folder; give an existing folder for the benchmark's data (default /var/tmp)" >&2; exit 2; }
 JAR=$(ls "$ROOT"/bundles/cache-writeboost/target/dev.strata.cache.writeboost-*.jar 2>/dev/null | grep -v sources | head -1 || true)
 API=$(ls "$ROOT"/bundles/api/target/dev.strata.api-*.jar 2>/dev/null | head -1 || true)
 KIT=$(ls "$ROOT"/bundles/testkit-targets/target/dev.strata.testkit-*.jar 2>/dev/null | head -1 || true)

@@ -42,7 +42,8 @@ import dev.strata.api.DeviceState;
  * or exports a cache's devices, no second cache on them), dirty guards (remove and reload of a
  * dirty cache refused, a reload that adopts the state allowed, {@code --force} says what it
  * stranded), identity and tunables in Configuration Admin, transient devices, and a call held
- * through {@code withTarget} interrupted by a hot update of the writeboost bundle.
+ * through {@code withTarget} interrupted by a hot update of the writeboost bundle; a clean
+ * cache reloaded away and back serves what its backing device got meanwhile.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -161,6 +162,51 @@ public class DeviceSafetyIT {
         assertTrue(forced, forced.contains(" dirty blocks on fast1"));
         assertFalse(manager.info("cw1").isPresent());
         assertEquals(null, stored("cw1"));
+    }
+
+    /** Writes {@code value} into the 4 KiB blocks at {@code offsets} of {@code device} and flushes. */
+    private void writeBlocks(String device, byte value, long... offsets) throws Exception {
+        try (DeviceHandle h = manager.open(device, "itest:blocks")) {
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            for (long off : offsets) {
+                b.clear();
+                java.util.Arrays.fill(b.array(), value);
+                h.write(off, b, 0);
+            }
+            h.flush();
+        }
+    }
+
+    /** The first byte of the 4 KiB block at {@code offset}, after checking the block holds only that byte. */
+    private byte blockValue(String device, long offset) throws Exception {
+        try (DeviceHandle h = manager.open(device, "itest:blocks")) {
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            h.read(offset, b);
+            byte v = b.get(0);
+            for (int i = 0; i < 4096; i++) {
+                assertEquals("byte " + i + " of the block at " + offset, v, b.get(i));
+            }
+            return v;
+        }
+    }
+
+    @Test
+    public void aCleanCacheReloadedAwayAndBackServesWhatTheBackingDeviceGotMeanwhile() throws Exception {
+        // a new user's trial: writeboost written back, reloaded into linear, the backing device
+        // written through it, reloaded into writeboost over the same devices: the old copies came back
+        cache("cr1", "slow4", "fast4");
+        writeBlocks("cr1", (byte) 0x11, 40960, 1 << 20);
+        assertEquals(0x11, blockValue("cr1", 40960)); // cached (and read) before the reload
+        run("cache:writeback cr1");
+        assertEquals(0L, (long) manager.withTarget("cr1", CacheTarget.class, CacheTarget::dirtyBlocks));
+        assertTrue(run("dev:reload cr1 linear device=slow4").startsWith("reloaded cr1"));
+        writeBlocks("cr1", (byte) 0x22, 40960, 1 << 20);
+        assertTrue(run("dev:reload cr1 writeboost backing=slow4 cache=fast4").startsWith("reloaded cr1"));
+        assertEquals(0x22, blockValue("cr1", 40960));
+        assertEquals(0x22, blockValue("cr1", 1 << 20));
+        run("dev:remove cr1");
+        run("dev:remove fast4");
+        run("dev:remove slow4");
     }
 
     @Test

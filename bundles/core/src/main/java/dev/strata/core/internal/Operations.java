@@ -177,7 +177,7 @@ final class Operations {
         core.reconciler.scheduleWaiting(); // a device waiting for a claim d held may come up now
         if (t != null) {
             if (stranded == null) {
-                invalidateCopies(d, t);
+                StaleCopies.drop(d, t, false); // before close: afterwards the copies would stay valid
             }
             try {
                 t.close();
@@ -187,26 +187,6 @@ final class Operations {
             }
         }
         return stranded;
-    }
-
-    /**
-     * A clean cache that is removed drops its copies ({@code invalidate=all}, as cache:detach does):
-     * once it is gone the backing device can be written without it, and a cache created again over
-     * the same two devices recovered the old copies and served them — a readcache removed, its origin
-     * written, the readcache created again read the old data back. A removal that strands dirty
-     * blocks (--force) keeps them: re-creating the cache over the same devices finds them again.
-     */
-    private static void invalidateCopies(MappedDevice d, Target t) {
-        if (!(t instanceof dev.strata.api.CacheTarget)) {
-            return;
-        }
-        try {
-            t.message(dev.strata.api.CacheTarget.Actions.INVALIDATE, dev.strata.api.CacheTarget.Actions.ALL);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("device {}: its cached copies could not be dropped ({}); create a cache over its cache device "
-                    + "again only with format=true, or it may serve copies older than the backing device", d.name,
-                    e.getMessage());
-        }
     }
 
     /**

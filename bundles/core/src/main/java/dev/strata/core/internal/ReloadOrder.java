@@ -37,7 +37,8 @@ enum ReloadOrder {
     }
 
     /** What a strategy swaps: the device, its old and new definitions, targets and lower devices. */
+    /** {@code dropOldCopies}: the old target is a clean cache the new one does not take over ({@link StaleCopies}). */
     record Swap(MappedDevice device, Target old, DeviceDefinition oldDef, List<String> oldLowers,
-            FactoryEntry entry, DeviceDefinition def, List<String> newLowers, boolean persist) {
+            FactoryEntry entry, DeviceDefinition def, List<String> newLowers, boolean persist, boolean dropOldCopies) {
     }
 }

@@ -60,8 +60,10 @@ final class Reloader {
             core.graph.checkClaimsLocked(d.name, newClaims);
         }
         String stranded = null;
+        boolean dropOldCopies = false;
         if (d.target != null && !adopts(entry, oldDef, def)) {
             stranded = DirtyGuard.check(d, force, "reloading");
+            dropOldCopies = stranded == null && !reopensSameCache(d.target, oldDef, def);
         }
         if (d.target != null) {
             core.lifecycle.releaseHolds(d, force);
@@ -74,7 +76,7 @@ final class Reloader {
         try {
             Target old = d.target;
             ReloadOrder order = ReloadOrder.of(old, oldLowers, newLowers);
-            strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist));
+            strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist, dropOldCopies));
             done = true;
             d.clearErrorNotedBefore(errorBefore);
             core.graph.setClaims(d, newClaims);
@@ -104,6 +106,20 @@ final class Reloader {
         tunables.putAll(table.tunables());
         return new DeviceDefinition(table.name(), table.type(), table.arguments(),
                 table.id() != null ? table.id() : old.id(), tunables);
+    }
+
+    /**
+     * Whether the new definition opens the old cache's own cache device with the same policy: it
+     * then recovers the same copies, still current (the device is quiesced between the two, and
+     * the backing device is written by nobody else), so they are kept rather than dropped.
+     */
+    private static boolean reopensSameCache(Target old, DeviceDefinition oldDef, DeviceDefinition def) {
+        if (!(old instanceof dev.strata.api.CacheTarget c) || !oldDef.type().equals(def.type())) {
+            return false;
+        }
+        String arg = c.cacheDeviceArgument();
+        String cacheDevice = oldDef.arguments().get(arg);
+        return cacheDevice != null && cacheDevice.equals(def.arguments().get(arg));
     }
 
     private static boolean adopts(FactoryEntry entry, DeviceDefinition oldDef, DeviceDefinition def) {
@@ -161,6 +177,9 @@ final class Reloader {
             throw e instanceof IOException ? (IOException) e : new IOException(e.getMessage(), e);
         }
         install(s, t);
+        if (s.dropOldCopies()) {
+            StaleCopies.drop(d, s.old(), true); // suspended above (or by the user)
+        }
         life.closeQuietly(d, s.old());
     }
 
@@ -170,6 +189,9 @@ final class Reloader {
         life.quiesce(d);
         d.target = null;
         d.factory = null;
+        if (s.dropOldCopies()) {
+            StaleCopies.drop(d, s.old(), false); // before the close, after which its copies would stay valid
+        }
         life.closeQuietly(d, s.old());
         Target t = null;
         try {

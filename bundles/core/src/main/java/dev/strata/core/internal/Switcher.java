@@ -257,7 +257,8 @@ final class Switcher {
             }
         }
         if (!adopted) {
-            invalidate(d, old);
+            // reads it served after the caller's invalidation (before the pause) may have cached blocks again
+            StaleCopies.drop(d, old, true);
         }
         life.closeQuietly(d, old);
     }
@@ -411,24 +412,6 @@ final class Switcher {
             d.lastError = "switch failed and the old target could not be reopened: " + ex.getMessage();
             d.waitingFor = "target type '" + oldDef.type() + "'";
             LOG.error("device {}: {}", d.name, d.lastError);
-        }
-    }
-
-    /**
-     * The old cache, out of service now, drops every copy it holds on the device it keeps: reads it
-     * served after the caller's invalidation (before the pause) may have cached blocks again, and a
-     * later cache over that device and the same backing device must not find copies older than it.
-     */
-    private static void invalidate(MappedDevice d, Target old) {
-        if (!(old instanceof CacheTarget c)) {
-            return;
-        }
-        try {
-            old.resume();
-            c.message(CacheTarget.Actions.INVALIDATE, CacheTarget.Actions.ALL);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("device {}: the old cache did not invalidate its copies after the switch: {}", d.name,
-                    e.getMessage());
         }
     }
 

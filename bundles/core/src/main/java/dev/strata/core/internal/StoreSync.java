@@ -116,29 +116,44 @@ final class StoreSync {
         }
         MappedDevice d;
         boolean stamp = false;
-        synchronized (core.graph.lock) {
-            if (core.stopped) {
+        boolean readSinceAbsent = false;
+        while (true) {
+            synchronized (core.graph.lock) {
+                if (core.stopped) {
+                    return;
+                }
+                d = core.graph.getLocked(def.name());
+                if (d != null || readSinceAbsent) {
+                    if (def.id() == null) {
+                        // written before identities existed, or by hand (a deploy/ file replaced by one
+                        // without the id): the device keeps the identity it has, a new one gets one now;
+                        // either way it is stored with the definition (below), or the next start would
+                        // stamp a new one and the caches over this device would refuse it
+                        def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
+                                : java.util.UUID.randomUUID().toString());
+                        stamp = true;
+                    }
+                    if (d == null) {
+                        d = new MappedDevice(core::gateTimeoutNanos, def);
+                        d.storeKey = key;
+                        d.waitingFor = "target type '" + def.type() + "'";
+                        core.graph.putLocked(d);
+                        LOG.info("device {} defined by configuration {}: {}", def.name(), key, def.tableLine());
+                        core.reconciler.schedule(d);
+                        d = null;
+                    }
+                    break;
+                }
+            }
+            // a removal deletes the definition before it takes the device out of the graph: a
+            // definition loaded before a removal (the echo of a reload's write, say) must not bring
+            // the removed device back, so it is read again once the device is seen absent
+            Optional<DeviceDefinition> again = store.load(key);
+            if (again.isEmpty() || again.get().stagedFor() != null) {
                 return;
             }
-            d = core.graph.getLocked(def.name());
-            if (def.id() == null) {
-                // written before identities existed, or by hand (a deploy/ file replaced by one
-                // without the id): the device keeps the identity it has, a new one gets one now;
-                // either way it is stored with the definition (below), or the next start would
-                // stamp a new one and the caches over this device would refuse it
-                def = def.withId(d != null && d.definition.id() != null ? d.definition.id()
-                        : java.util.UUID.randomUUID().toString());
-                stamp = true;
-            }
-            if (d == null) {
-                d = new MappedDevice(core::gateTimeoutNanos, def);
-                d.storeKey = key;
-                d.waitingFor = "target type '" + def.type() + "'";
-                core.graph.putLocked(d);
-                LOG.info("device {} defined by configuration {}: {}", def.name(), key, def.tableLine());
-                core.reconciler.schedule(d);
-                d = null;
-            }
+            def = again.get();
+            readSinceAbsent = true;
         }
         if (stamp) {
             stampIdentity(key, def); // outside the structure lock: the store does I/O

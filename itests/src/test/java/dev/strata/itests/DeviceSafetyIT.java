@@ -110,7 +110,7 @@ public class DeviceSafetyIT {
     @Test
     public void aCacheDeviceCannotBeClaimedTwiceNorExported() throws Exception {
         cache("cw0", "slow0", "fast0");
-        assertEquals("fast0 is held exclusively by cw0 (writeboost cache device); stack on cw0 instead, or remove it first",
+        assertEquals("fast0 is held exclusively by cw0 (writeboost cache device); use another device, or remove cw0 first",
                 failure("dev:create peek linear device=fast0"));
         run("dev:create slow2 file path=" + dir.resolve("slow2.img") + " size=64M create=true");
         assertTrue(failure("dev:create wb6 writeboost backing=slow2 cache=fast0")

@@ -219,8 +219,13 @@ final class DeviceGraph {
                 }
                 Claim held = u.claims.get(lower);
                 if (held == Claim.EXCLUSIVE) {
-                    throw new InvalidArgumentException(lower + " is held exclusively by " + u.name + " ("
-                            + role(u, lower) + "); stack on " + u.name + " instead, or remove it first");
+                    String role = role(u, lower);
+                    // a cache device holds the cache's own data: nothing is gained by stacking on the
+                    // cache, and a second cache on it would overwrite the first one's (the fix is another device)
+                    String advice = role.endsWith(" cache device") ? "use another device, or remove " + u.name + " first"
+                            : "stack on " + u.name + " instead, or remove it first";
+                    throw new InvalidArgumentException(lower + " is held exclusively by " + u.name + " (" + role + "); "
+                            + advice);
                 }
                 if (held == Claim.SHARED && w.getValue() == Claim.EXCLUSIVE) {
                     throw new InvalidArgumentException(lower + " is in use by " + u.name + " (" + role(u, lower)

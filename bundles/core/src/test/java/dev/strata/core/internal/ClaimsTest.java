@@ -21,7 +21,7 @@ class ClaimsTest extends ManagerFixture {
     @Test
     void nothingMayStackOnACacheDevice() throws Exception {
         cacheStack();
-        assertEquals("cache0 is held exclusively by wb0 (tcache cache device); stack on wb0 instead, or remove it first",
+        assertEquals("cache0 is held exclusively by wb0 (tcache cache device); use another device, or remove wb0 first",
                 refused(() -> m.create("peek", "linear", args("device", "cache0")), "held exclusively"));
         disk("disk1");
         refused(() -> m.create("wb1", "tcache", args("backing", "disk1", "cache", "cache0")),

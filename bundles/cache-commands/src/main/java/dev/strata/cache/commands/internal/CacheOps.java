@@ -78,7 +78,11 @@ final class CacheOps {
     String set(String device, String key, String value, boolean persist) throws IOException, Cancelled {
         call(device, t -> null);
         manager.message(device, key, value, persist);
-        return Render.set(device, key, value, persist);
+        // the manager keeps only what the cache reports in its status (a setting); say so for the rest,
+        // or "rc0: threshold=4" reads as kept while a policy's tunable is not (docs/readcache.md)
+        Map<String, String> status = manager.status(device);
+        boolean action = status != null && !status.containsKey(key);
+        return Render.set(device, key, value, persist, action);
     }
 
     /** {@code cache:writeback}: every dirty block, with a progress line on {@code out}. */

@@ -165,8 +165,10 @@ final class Render {
 
     // ---- cache:set
 
-    static String set(String device, String key, String value, boolean persisted) {
-        return device + ": " + key + "=" + value + (persisted ? "" : " (transient: lost on restart or reload)");
+    /** {@code action}: the key is no setting the cache reports, so the manager did not keep it. */
+    static String set(String device, String key, String value, boolean persisted, boolean action) {
+        return device + ": " + key + "=" + value + (action ? " (an action, not a setting: done once, not kept)"
+                : persisted ? "" : " (transient: lost on restart or reload)");
     }
 
     static String setUsage() {

@@ -308,6 +308,8 @@ class CacheCommandsTest {
         assertEquals("wb: " + key + "=9 (transient: lost on restart or reload)", run("cache:set --transient wb " + key + " 9"));
         assertEquals("9", stats().get(key));
         assertEquals("7", manager.persisted.get("wb " + key), "a transient setting is not kept");
+        // an action (no key of the cache's status) is answered as done once, not as a kept setting
+        assertEquals("wb: writeback=all (an action, not a setting: done once, not kept)", run("cache:set wb writeback all"));
 
         // mistakes: one line, the target's own message, nothing changes
         Map<String, String> before = stats();

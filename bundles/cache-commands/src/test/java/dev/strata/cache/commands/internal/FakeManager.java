@@ -104,7 +104,7 @@ final class FakeManager implements DeviceManager {
     public void message(String name, String key, String value, boolean persist) throws IOException {
         Dev d = require(name);
         d.target.message(key, value);
-        if (persist) {
+        if (persist && d.target.status().containsKey(key)) { // as the real manager: settings only, not actions
             persisted.put(name + " " + key, value);
         }
     }

@@ -53,7 +53,7 @@ public final class WriteboostFactory implements TargetFactory {
 
     @Override
     public String usage() {
-        return "writeboost backing=DEV cache=DEV [format=true] [buffers=4..32] [flushers=3] [writeback_threshold=70] "
+        return "writeboost backing=DEV cache=DEV [format=true] [buffers=2..64] [flushers=3] [writeback_threshold=70] "
                 + "[nr_max_batched_writeback=16] [update_record_interval=60] [sync_data_interval=5] "
                 + "[read_cache_threshold=0] [bypass_threshold=1M] [sequential_cutoff=4M] [write_around=false] [cache_mode=writeback] "
                 + "[writeback.controller=modulator] [io_timeout_ms=60000]";

@@ -24,7 +24,8 @@
 # 150 MiB/s like a 7200 rpm disk; 0 for none), BENCH_WB_CACHE (the driver of writeboost's cache
 # device: direct, the default, O_DIRECT like a cache on a raw SSD; or file, through the page
 # cache as before 2026-12-01; or memory, a RAM device on the JVM heap, to see writeboost's own
-# write path without a disk under it: give the JVM the heap, JAVA_OPTS=-Xmx12g), STRATA_DIST, STRATA_WB_ARGS (extra writeboost key=value arguments).
+# write path without a disk under it: give the JVM the heap, JAVA_OPTS=-Xmx14g), STRATA_DIST,
+# STRATA_WB_ARGS (extra writeboost key=value arguments).
 set -u
 set -o pipefail
 # The whole script is one compound command, so bash has read all of it before it runs any

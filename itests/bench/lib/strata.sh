@@ -146,15 +146,16 @@ strata_wb_stack_create() {
     # generation is reaped before the next one runs, so none of its writeback is left then
     [ -n "${SLOW_PORT[wb]:-}" ] || slow_start wb
     rm -f "$DATA/wb-cache-$g.img"
-    local cache_dev="$WB_CACHE path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true"
+    local cache_dev
     if [ "$WB_CACHE" = memory ]; then
         # a RAM cache device (BENCH_WB_CACHE=memory): writeboost's own write path, no disk under it
         cache_dev="memory size=$CACHE_SIZE"
     else
-    # allocated like the other systems' files (strata-direct.img, fast.img): the direct driver's
-    # create=true leaves a sparse file, and two O_DIRECT writes in flight into its holes ran at
-    # two thirds of one write's rate on ext4 (docs/benchmarks.md, issue 10's seventh session)
-    fallocate -l "$CACHE_SIZE" "$DATA/wb-cache-$g.img"
+        # allocated like the other systems' files (strata-direct.img, fast.img): the direct driver's
+        # create=true leaves a sparse file, and two O_DIRECT writes in flight into its holes ran at
+        # two thirds of one write's rate on ext4 (docs/benchmarks.md, issue 10's seventh session)
+        fallocate -l "$CACHE_SIZE" "$DATA/wb-cache-$g.img"
+        cache_dev="$WB_CACHE path=$DATA/wb-cache-$g.img size=$CACHE_SIZE create=true"
     fi
     # one line, three commands (each one a round trip through the shell; Gogo stops at the
     # first that fails and prints its error)

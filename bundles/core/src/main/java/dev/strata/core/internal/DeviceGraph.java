@@ -219,13 +219,12 @@ final class DeviceGraph {
                 }
                 Claim held = u.claims.get(lower);
                 if (held == Claim.EXCLUSIVE) {
-                    String role = role(u, lower);
                     // a cache device holds the cache's own data: nothing is gained by stacking on the
                     // cache, and a second cache on it would overwrite the first one's (the fix is another device)
-                    String advice = role.endsWith(" cache device") ? "use another device, or remove " + u.name + " first"
-                            : "stack on " + u.name + " instead, or remove it first";
-                    throw new InvalidArgumentException(lower + " is held exclusively by " + u.name + " (" + role + "); "
-                            + advice);
+                    String advice = "cache".equals(argumentNaming(u, lower)) ? "use another device, or remove " + u.name
+                            + " first" : "stack on " + u.name + " instead, or remove it first";
+                    throw new InvalidArgumentException(lower + " is held exclusively by " + u.name + " (" + role(u, lower)
+                            + "); " + advice);
                 }
                 if (held == Claim.SHARED && w.getValue() == Claim.EXCLUSIVE) {
                     throw new InvalidArgumentException(lower + " is in use by " + u.name + " (" + role(u, lower)
@@ -285,14 +284,20 @@ final class DeviceGraph {
      */
     static String role(MappedDevice u, String lower) {
         String type = u.definition.type();
+        String key = argumentNaming(u, lower);
+        return key == null || key.equals("device") ? type + " device" : type + " " + key + " device";
+    }
+
+    /** The argument of {@code u}'s definition that names {@code lower} (e.g. {@code cache}), or null. */
+    private static String argumentNaming(MappedDevice u, String lower) {
         for (Map.Entry<String, String> a : u.definition.arguments().entrySet()) {
             for (String v : a.getValue().split(",")) {
                 if (v.trim().equals(lower)) {
-                    return a.getKey().equals("device") ? type + " device" : type + " " + a.getKey() + " device";
+                    return a.getKey();
                 }
             }
         }
-        return type + " device";
+        return null;
     }
 
     static List<String> union(List<String> a, List<String> b) {

@@ -36,8 +36,10 @@ enum ReloadOrder {
         void swap(Swap s) throws IOException;
     }
 
-    /** What a strategy swaps: the device, its old and new definitions, targets and lower devices. */
-    /** {@code dropOldCopies}: the old target is a clean cache the new one does not take over ({@link StaleCopies}). */
+    /**
+     * What a strategy swaps: the device, its old and new definitions, targets and lower devices;
+     * {@code dropOldCopies}: the old target is a clean cache the new one does not take over ({@link StaleCopies}).
+     */
     record Swap(MappedDevice device, Target old, DeviceDefinition oldDef, List<String> oldLowers,
             FactoryEntry entry, DeviceDefinition def, List<String> newLowers, boolean persist, boolean dropOldCopies) {
     }

@@ -185,16 +185,7 @@ final class CommandInfo {
      * outside parentheses ("create a device: dev:create [--transient] …" → "create a device").
      */
     String summary() {
-        String d = description();
-        int depth = 0;
-        for (int i = 0; i + 1 < d.length(); i++) {
-            char c = d.charAt(i);
-            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-            if (depth == 0 && (c == ':' || c == ';') && d.charAt(i + 1) == ' ') {
-                return d.substring(0, i);
-            }
-        }
-        return d;
+        return HelpCommand.firstClause(description());
     }
 
     /**

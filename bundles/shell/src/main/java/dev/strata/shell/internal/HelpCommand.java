@@ -39,6 +39,19 @@ public final class HelpCommand {
         return String.join("\n", c.usage());
     }
 
+    /** Up to the first {@code ": "} or {@code "; "} outside parentheses. */
+    static String firstClause(String d) {
+        int depth = 0;
+        for (int i = 0; i + 1 < d.length(); i++) {
+            char c = d.charAt(i);
+            depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+            if (depth == 0 && (c == ':' || c == ';') && d.charAt(i + 1) == ' ') {
+                return d.substring(0, i);
+            }
+        }
+        return d;
+    }
+
     /** The listing of {@code all} (sorted by name). */
     static List<String> listing(List<CommandInfo> all) {
         int width = 0;
@@ -50,6 +63,9 @@ public final class HelpCommand {
         Map<String, List<String>> builtIns = new LinkedHashMap<>();
         for (CommandInfo c : all) {
             if (!c.strata) {
+                if (c.function().startsWith("__")) {
+                    continue; // gogo.jline's completion helpers (__files, __usage_completion): not for typing
+                }
                 builtIns.computeIfAbsent(c.scope(), k -> new ArrayList<>()).add(c.function());
                 continue;
             }

@@ -5,8 +5,11 @@ import java.io.OutputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Collection;
+import java.util.List;
+import java.util.function.BiFunction;
 
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.framework.ServiceReference;
 
 /**
@@ -97,6 +100,35 @@ final class GogoSession implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /** The filter of the shell bundle's service that describes a failed statement in one line. */
+    static final String ERROR_LINE = "(strata.error.line=true)";
+
+    /**
+     * The one line the shell bundle prints for {@code error} raised by {@code statement} (the
+     * console's own rendering, e.g. which word a command could not take), or null without it.
+     */
+    @SuppressWarnings("unchecked")
+    String errorLine(Throwable error, String statement) {
+        try {
+            ServiceReference<?>[] refs = context.getServiceReferences(BiFunction.class.getName(), ERROR_LINE);
+            if (refs == null || refs.length == 0) {
+                return null;
+            }
+            Object service = context.getService(refs[0]);
+            try {
+                if (service instanceof BiFunction<?, ?, ?> f) {
+                    Object line = ((BiFunction<Object, Object, Object>) f).apply(error, List.of(statement, session));
+                    return line == null ? null : line.toString();
+                }
+                return null;
+            } finally {
+                context.ungetService(refs[0]);
+            }
+        } catch (RuntimeException | InvalidSyntaxException e) {
+            return null; // the shell bundle is stopping: the launcher's own line does
+        }
     }
 
     @Override

@@ -114,11 +114,18 @@ public final class Main {
     }
 
     /**
-     * {@link #printFailure(PrintStream, Throwable)}, and for a command called with missing or
-     * wrong arguments (Gogo's "Cannot coerce create(Token) to any of …") its usage instead, as
-     * {@code help NAME} (the shell bundle's strata:help) shows it.
+     * The one line for a failed {@code -c} statement, as the console prints it: the shell bundle
+     * renders it (its {@code ErrorLines}: e.g. {@code error: nbd:export: --port "abc" is not a
+     * number; …} for a word Gogo could not convert); without that bundle, this class's own line.
      */
     static void printFailure(PrintStream err, Throwable t, GogoSession session, String statement) {
+        String line = session.errorLine(t, statement);
+        if (line != null && !line.isBlank()) {
+            line = line.strip().replaceAll("\\s*\\R\\s*", " ");
+            err.println(line.startsWith("error: ") ? line : "error: " + line);
+            err.flush();
+            return;
+        }
         String bare = statement == null ? "" : statement.strip();
         if (bare.equals("refresh") || bare.equals("felix:refresh")) {
             // Gogo's refresh without bundles dies of a NullPointerException: say what works
@@ -129,16 +136,11 @@ public final class Main {
         String message = t.getMessage() == null ? "" : t.getMessage();
         Matcher coerce = COERCE.matcher(message);
         String command = CommandSplitter.commandName(statement);
-        if (coerce.matches() && command != null && session.hasCommand("strata:help")) {
-            try {
-                Object usage = session.execute("strata:help " + command);
-                err.println("error: " + command + ": wrong or missing arguments");
-                err.println(String.valueOf(usage).stripTrailing());
-                err.flush();
-                return;
-            } catch (Exception ignored) {
-                // fall back to the plain line
-            }
+        if (coerce.matches()) {
+            String name = command != null ? command : coerce.group(1);
+            err.println("error: " + name + ": wrong or missing arguments; 'help " + name + "' shows the usage");
+            err.flush();
+            return;
         }
         printFailure(err, t);
     }

@@ -132,8 +132,19 @@ public class ConsoleIT {
             String bad = run(t, "dev:create y nosuchtype size=1M", 30);
             assertEquals("one line: " + bad, 1, bad.lines().count());
             assertTrue(bad, bad.startsWith("error: ") && bad.contains("nosuchtype"));
+            // a word Gogo cannot convert: one line naming the command, the option or parameter and what is expected
+            assertEquals("error: log:tail: NUMBER \"abc\" is not a number; give the number of lines as a whole number, e.g. 20",
+                    run(t, "log:tail abc", 30));
+            assertEquals("error: nbd:export: --port \"abc\" is not a number; give the TCP port as a whole number, e.g. 10809",
+                    run(t, "nbd:export wb0 --port abc", 30));
+            assertEquals("error: nbd:export: missing DEVICE (the device to export); 'help nbd:export' shows the usage",
+                    run(t, "nbd:export", 30));
             String help = run(t, "help", 30);
-            assertTrue("help has descriptions: " + help, help.lines().anyMatch(l -> l.matches("dev:create\\s+create a device.*")));
+            assertTrue("help has descriptions: " + help, help.lines().anyMatch(l -> l.matches("dev:create\\s+create a device")));
+            // Strata's commands first; the built-ins after them, under one heading, one line per scope
+            int builtIns = help.indexOf("Built-in shell and framework commands");
+            assertTrue(help, builtIns > help.indexOf("strata:health") && builtIns < help.indexOf("  gogo:"));
+            assertFalse("no bare built-in lines among Strata's: " + help, help.substring(0, builtIns).contains("gogo:cat"));
 
             // Up recalls the last line
             t.line("echo first-line");
@@ -142,7 +153,8 @@ public class ConsoleIT {
             t.awaitCount(PROMPT + "echo first-line", 2, 20);
             t.keys("C-u");
             String screen = t.screen();
-            assertFalse("no class names: " + screen, screen.contains("Exception") || screen.contains("gogo: "));
+            // Gogo's own error lines start with "gogo: "; help indents its "  gogo:" names
+            assertFalse("no class names: " + screen, screen.contains("Exception") || screen.lines().anyMatch(l -> l.startsWith("gogo: ")));
             // Ctrl-L clears the screen (the prompt is the top line); nothing is run for it
             t.keys("C-l");
             t.await("cleared", 20, s -> t.visible().startsWith(PROMPT.strip()));

@@ -80,10 +80,23 @@ final class CommandInfo {
 
     final String name;
     final List<Method> methods;
+    /** Whether a Strata bundle provides it (its service object is a {@code dev.strata} class). */
+    final boolean strata;
 
-    private CommandInfo(String name, List<Method> methods) {
+    private CommandInfo(String name, List<Method> methods, boolean strata) {
         this.name = name;
         this.methods = methods;
+        this.strata = strata;
+    }
+
+    /** The function: {@code create} of {@code dev:create}. */
+    String function() {
+        return name.substring(name.indexOf(':') + 1);
+    }
+
+    /** The scope: {@code dev} of {@code dev:create}. */
+    String scope() {
+        return name.substring(0, Math.max(0, name.indexOf(':')));
     }
 
     /** Every command of the session, by {@code scope:function}, sorted. */
@@ -140,7 +153,7 @@ final class CommandInfo {
     private static CommandInfo lookup(CommandSession session, String name) {
         Object f = session.get(name);
         if (!(f instanceof CommandProxy proxy)) {
-            return new CommandInfo(name, List.of()); // a closure or a variable: no annotations
+            return new CommandInfo(name, List.of(), false); // a closure or a variable: no annotations
         }
         Object target;
         try {
@@ -161,10 +174,18 @@ final class CommandInfo {
                 }
             }
             methods.sort((a, b) -> Integer.compare(a.getParameterCount(), b.getParameterCount()));
-            return new CommandInfo(name, methods);
+            return new CommandInfo(name, methods, target.getClass().getName().startsWith("dev.strata."));
         } finally {
             proxy.ungetTarget();
         }
+    }
+
+    /**
+     * The description's first clause, for a listing: up to its first {@code ": "} or {@code "; "}
+     * outside parentheses ("create a device: dev:create [--transient] …" → "create a device").
+     */
+    String summary() {
+        return HelpCommand.firstClause(description());
     }
 
     /**

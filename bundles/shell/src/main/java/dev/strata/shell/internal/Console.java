@@ -202,9 +202,7 @@ final class Console implements Runnable {
             }
         } catch (Exception | LinkageError e) {
             session.put("exception", e);
-            for (String l : ErrorLines.describe(e, statement, session)) {
-                out.println(l);
-            }
+            out.println(ErrorLines.describe(e, statement, session));
         } finally {
             Thread.interrupted(); // an interrupt meant for the command must not end the console
             out.flush();

@@ -48,7 +48,7 @@ public final class LogCommands {
     @Descriptor("show the last N lines of the log (var/log/strata.log)")
     public String tail(@Descriptor("show the platform log (var/log/platform.log: FileInstall, JLine) instead")
             @Parameter(names = "--platform", presentValue = "true", absentValue = "false") boolean platform,
-            @Descriptor("number of lines") int lines) throws IOException {
+            @Descriptor("number of lines (default " + DEFAULT_LINES + ")") int lines) throws IOException {
         if (lines < 1) {
             throw new IllegalArgumentException("log:tail: the number of lines must be 1 or more, not " + lines);
         }

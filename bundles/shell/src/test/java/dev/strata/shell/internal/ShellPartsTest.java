@@ -26,7 +26,7 @@ class ShellPartsTest {
         assertTrue(ErrorLines.interrupted(new InterruptedIOException()));
         assertFalse(ErrorLines.interrupted(new java.net.SocketTimeoutException()));
         assertEquals("dev:create", ErrorLines.firstWord("  dev:create x; echo y"));
-        assertEquals(List.of(ErrorLines.BARE_REFRESH), ErrorLines.describe(new NullPointerException(), " refresh ", null));
+        assertEquals(ErrorLines.BARE_REFRESH, ErrorLines.describe(new NullPointerException(), " refresh ", null));
         assertFalse(ErrorLines.bareRefresh("refresh 7"));
     }
 

@@ -41,7 +41,7 @@ public class NbdCommands {
             @Parameter(names = "--unix", absentValue = "") String unix,
             @Descriptor("the Unix socket file's mode, octal (e.g. 0660); default: as the umask says")
             @Parameter(names = "--unix-mode", absentValue = "") String unixMode,
-            @Descriptor("clients served at once; the next one is refused (default 0: no limit)")
+            @Descriptor("number of clients served at once; the next one is refused (default 0: no limit)")
             @Parameter(names = "--max-connections", absentValue = "0") int maxConnections,
             @Descriptor("drop a connection that sends no request for this long, e.g. 10m (default 0: never)")
             @Parameter(names = "--idle-timeout", absentValue = "0") String idleTimeout,

@@ -115,7 +115,17 @@ public final class TlsConfig {
         if (psk != null) {
             return PskTls.serverHandshake(raw, psk::get);
         }
-        TlsChannel t = TlsChannel.serverHandshake(raw, credentials.get().context(), new TlsOptions(verifyPeer));
+        TlsCredentials c = credentials.get();
+        TlsChannel t;
+        try {
+            t = TlsChannel.serverHandshake(raw, c.context(), new TlsOptions(verifyPeer));
+        } catch (IOException e) {
+            String why = verifyPeer ? TlsFailure.describeClient(e, c.dir().resolve(TlsCredentials.CA_CERT)) : null;
+            if (why == null || why.equals(e.getMessage())) {
+                throw e;
+            }
+            throw new IOException(why, e);
+        }
         allow.check(t.session());
         return t;
     }

@@ -16,7 +16,7 @@ import javax.net.ssl.TrustManagerFactory;
  * A server's X.509 credentials from a directory laid out as qemu and libnbd expect:
  * {@code server-cert.pem} (the server's certificate, optionally followed by intermediates),
  * {@code server-key.pem} (its private key) and {@code ca-cert.pem} (the CA, needed only to
- * verify client certificates, which this server does not do yet).
+ * verify client certificates; see {@link ClientCertificateTrust} for why it is not named to clients).
  */
 public final class TlsCredentials {
     public static final String CA_CERT = "ca-cert.pem";
@@ -75,7 +75,7 @@ public final class TlsCredentials {
                 }
                 TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
                 tmf.init(ts);
-                trust = tmf.getTrustManagers();
+                trust = ClientCertificateTrust.wrap(tmf.getTrustManagers());
             }
             SSLContext ctx = SSLContext.getInstance("TLS");
             ctx.init(kmf.getKeyManagers(), trust, null);

@@ -55,6 +55,38 @@ public final class TlsFailure {
         return "the TLS handshake with " + server + " failed" + (m == null || m.isBlank() ? "" : ": " + m);
     }
 
+    /**
+     * Why the server refused a client's X.509 handshake, as one sentence saying what to do;
+     * {@code e}'s own message when it is not about the client's certificate.
+     *
+     * @param ca the export's ca-cert.pem, which client certificates must be signed by
+     */
+    public static String describeClient(Throwable e, java.nio.file.Path ca) {
+        String renew = "; give the client a certificate signed by " + ca;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CertificateExpiredException
+                    || t instanceof CertPathValidatorException v && v.getReason() != null
+                    && v.getReason().toString().contains("EXPIRED")) {
+                return "the client's certificate has expired" + renew;
+            }
+            if (t instanceof CertificateNotYetValidException) {
+                return "the client's certificate is not valid yet (" + t.getMessage() + "); check the clocks" + renew;
+            }
+            String m = t.getMessage() == null ? "" : t.getMessage();
+            if (m.contains("unable to find valid certification path")
+                    || t instanceof java.security.cert.CertPathBuilderException) {
+                return "the client's certificate is not signed by the CA in " + ca + " (self-signed or another CA's)"
+                        + renew;
+            }
+            if (m.contains("Empty client certificate chain")) {
+                return "the client sent no certificate, and this export verifies clients (--tls-verify-peer or"
+                        + " --allow): give it client-cert.pem and client-key.pem signed by " + ca
+                        + " (libnbd: ?tls-certificates=DIR; qemu: tls-creds-x509,dir=DIR)";
+            }
+        }
+        return e.getMessage();
+    }
+
     private static String pskHint(short alert) {
         return alert == AlertDescription.decrypt_error || alert == AlertDescription.handshake_failure
                 || alert == AlertDescription.unknown_psk_identity

@@ -114,6 +114,22 @@ class TlsServerTest {
         }
     }
 
+    /** qemu's client certificate (certtool's default RSA key) on an allow-listed export, whatever the JDK. */
+    @Test
+    void qemuIoWithAClientCertificateIsAdmittedByAnAllowList() throws Exception {
+        Tools.require("qemu-io", "qemu-utils");
+        int port = serve(new TlsConfig(TlsMode.REQUIRE, TlsCredentials.load(certs.server()), true,
+                new ClientAllowList(List.of("CN=alice"))));
+        String image = "driver=nbd,server.type=inet,server.host=127.0.0.1,server.port=" + port
+                + ",export=disk,tls-creds=tls0";
+        String out = Tools.ok(tmp, "qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir=" + certs.alice(),
+                "--image-opts", image, "-c", "write -P 0x5a 0 64k", "-c", "read -P 0x5a 0 64k");
+        assertTrue(!out.contains("Pattern verification failed"), out);
+        Tools.Result r = Tools.run(tmp, "qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="
+                + certs.mallory(), "--image-opts", image, "-c", "read 0 4k");
+        assertNotEquals(0, r.exit(), "mallory is not on the list: " + r.output());
+    }
+
     @Test
     void plaintextNbdinfoIsRefusedByARequireExport() throws Exception {
         Tools.require("nbdinfo", "libnbd-bin");

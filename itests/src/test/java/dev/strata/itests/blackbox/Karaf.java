@@ -39,6 +39,44 @@ final class Karaf implements AutoCloseable {
         this.process = process;
     }
 
+    /**
+     * The JDK Karaf runs on: this test's own, unless it is newer than Karaf 4.4 supports. Karaf
+     * 4.4.10 (the newest release on Maven Central here) does not start on JDK 24 or later: its
+     * {@code bin/inc} passes {@code -Djava.security.manager=allow}, which those JDKs refuse, and
+     * without it its EventAdmin fails on {@code Subject.getSubject}. There the test runs Karaf on a
+     * JDK 17 or 21 ({@code -Dstrata.karaf.java.home}, or the first found under /usr/lib/jvm): the
+     * Strata bundles it installs are the same (built for release 17), and the suite's Felix and
+     * Equinox tests run them on the newer JDK itself (docs/embedding.md).
+     */
+    static final String JAVA_HOME = karafJavaHome();
+
+    private static String karafJavaHome() {
+        String given = System.getProperty("strata.karaf.java.home", "");
+        if (!given.isBlank()) {
+            return given;
+        }
+        if (Runtime.version().feature() < 24) {
+            return System.getProperty("java.home");
+        }
+        File[] jdks = new File("/usr/lib/jvm").listFiles();
+        if (jdks != null) {
+            java.util.Arrays.sort(jdks);
+            for (File jdk : jdks) {
+                try {
+                    String release = Files.readString(jdk.toPath().resolve("release"));
+                    if (Pattern.compile("(?m)^JAVA_VERSION=\"(17|21)[.\"]").matcher(release).find()
+                            && new File(jdk, "bin/java").canExecute()) {
+                        return jdk.getPath();
+                    }
+                } catch (IOException notAJdk) {
+                    // a link or a folder without a release file: not a JDK to run Karaf on
+                }
+            }
+        }
+        throw new IllegalStateException("Karaf 4.4 does not run on JDK " + Runtime.version().feature()
+                + " and no JDK 17 or 21 was found under /usr/lib/jvm; give one with -Dstrata.karaf.java.home=DIR");
+    }
+
     static Karaf start(String name) throws Exception {
         Path work = StrataOptions.workDir(name);
         Path tar = Path.of(property("strata.karaf.tar"));
@@ -68,7 +106,7 @@ final class Karaf implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(home.resolve("bin/karaf").toString(), "server").directory(home.toFile())
                 .redirectErrorStream(true).redirectOutput(work.resolve("karaf.out").toFile())
                 .redirectInput(new File("/dev/null"));
-        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().put("JAVA_HOME", JAVA_HOME);
         Karaf k = new Karaf(work, home, ssh, pb.start());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> Strata.kill(k.process), "karaf-cleanup"));
         return k;
@@ -83,7 +121,7 @@ final class Karaf implements AutoCloseable {
         Path out = Files.createTempFile(work, "shell-", ".out");
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(home.toFile()).redirectErrorStream(true)
                 .redirectOutput(out.toFile()).redirectInput(script.toFile());
-        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().put("JAVA_HOME", JAVA_HOME);
         Process p = pb.start();
         try {
             if (!p.waitFor(START_SECONDS + 120, TimeUnit.SECONDS)) {
@@ -124,7 +162,7 @@ final class Karaf implements AutoCloseable {
             List<String> stop = new ArrayList<>(List.of(home.resolve("bin/stop").toString()));
             ProcessBuilder pb = new ProcessBuilder(stop).directory(home.toFile()).redirectErrorStream(true)
                     .redirectOutput(work.resolve("stop.out").toFile());
-            pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+            pb.environment().put("JAVA_HOME", JAVA_HOME);
             Process p = pb.start();
             p.waitFor(60, TimeUnit.SECONDS);
             Strata.kill(p);

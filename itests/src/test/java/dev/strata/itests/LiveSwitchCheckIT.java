@@ -29,6 +29,7 @@ public class LiveSwitchCheckIT {
         Path work = d.home.getParent();
         LiveFio fio = new LiveFio("live-switch-check", port, BYTES, 21, work);
         String table;
+        int written = 0;
         try (Tmux t = ConsoleIT.console(d, "live-switch-check", "")) {
             t.await("the prompt", 120, s -> s.contains("strata> "));
             for (String name : new String[] {"disk1", "ssd1"}) {
@@ -40,7 +41,9 @@ public class LiveSwitchCheckIT {
             assertTrue(attached, attached.startsWith("disk1: writecache attached"));
             table = tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1");
             fio.start();
-            try {
+            // a second client, connected through all the refusals, writing where fio does not (its
+            // 32 MiB are the first half of disk1): each refusal is followed by a write, a flush and a read
+            try (NbdWire wire = new NbdWire(port, "disk1")) {
                 String[][] refusals = {
                     {"cache:switch disk1 writecache high_watermark=500",
                         "writecache: high_watermark=500 is out of range; allowed 0 to 100"},
@@ -59,9 +62,9 @@ public class LiveSwitchCheckIT {
                     assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\s+writecache\\s.*active.*")));
                     assertEquals("the definition is unchanged after " + r[0], table,
                             tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
-                    assertTrue("fio is still writing after " + r[0], fio.alive());
+                    served(wire, ++written, r[0]);
                 }
-                fio.finish(); // fio never stopped being served: it ends and verifies everything it wrote
+                fio.finish(); // fio was served throughout: it ends and verifies everything it wrote
             } finally {
                 fio.stop();
             }
@@ -75,14 +78,42 @@ public class LiveSwitchCheckIT {
                     tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
             LiveFio.awaitExport(t);
             fio.verifyOnly();
+            try (NbdWire wire = new NbdWire(port, "disk1")) {
+                for (int i = 1; i <= written; i++) {
+                    assertTrue("the second client's block " + i + " after the restart",
+                            java.util.Arrays.equals(block(i), wire.read(offset(i), 4096)));
+                }
+            }
             ConsoleIT.exit(t);
         }
     }
 
-    /** The {@code dev:table} line of {@code name}. */
+    /** Block {@code i} of the second client, written, flushed and read back within 30 s. */
+    private static void served(NbdWire wire, int i, String after) throws IOException {
+        long t0 = System.nanoTime();
+        wire.write(offset(i), block(i));
+        wire.flush();
+        assertTrue("the second client's block " + i + " read back after " + after,
+                java.util.Arrays.equals(block(i), wire.read(offset(i), 4096)));
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue("the connected client was served after " + after + " (took " + ms + " ms)", ms < 30_000);
+    }
+
+    private static long offset(int i) {
+        return (48L << 20) + i * 4096L;
+    }
+
+    private static byte[] block(int i) {
+        byte[] b = new byte[4096];
+        java.util.Arrays.fill(b, (byte) (0x40 + i));
+        return b;
+    }
+
+    /** The {@code dev:table} line of {@code name}, its arguments sorted (the store keeps no order). */
     private static String tableOf(String table, String name) {
-        return table.lines().filter(l -> l.startsWith(name + " ")).findFirst()
+        String line = table.lines().filter(l -> l.startsWith(name + " ")).findFirst()
                 .orElseThrow(() -> new AssertionError("no " + name + " in dev:table: " + table)).strip();
+        return String.join(" ", new java.util.TreeSet<>(java.util.List.of(line.split("\\s+"))));
     }
 
     /** A free port of the range these tests may use (10900-10999; never 10809). */

@@ -84,6 +84,26 @@ public interface TargetFactory {
     }
 
     /**
+     * Checks {@code arguments} as {@link #create} checks them, without touching any device: what
+     * create would refuse for these arguments alone (a value out of range, a malformed number or
+     * size, a key it does not take), refused with the same one line. What only the devices can tell
+     * (a cache device too small, a cache of another backing device) is left to {@code create}.
+     * <p>
+     * The manager calls it before an operation that would otherwise find the mistake only after it
+     * paused the device, closed its old target or stored the new definition (a {@code cache:switch}
+     * onto the same cache device, a {@code dev:reload} onto the same lower devices), so that such a
+     * mistake changes nothing. {@code arguments} are the ones {@code create} would get (persisted
+     * tunables the factory {@linkplain #buildsWithTunable builds with} included). Implementations
+     * should call the parsing {@code create} uses rather than repeat it. By default nothing is
+     * checked (create still checks everything).
+     *
+     * @throws InvalidArgumentException the line {@code create} would refuse these arguments with
+     * @since 1.10
+     */
+    default void check(Map<String, String> arguments) {
+    }
+
+    /**
      * Builds (or reopens) a target. Must validate every argument before touching any device and
      * throw {@link InvalidArgumentException} with one clear line, changing nothing, on a mistake.
      */

@@ -115,6 +115,7 @@ final class Attacher {
             throw new InvalidArgumentException(entry.type() + ": its " + key + "= argument names no lower device; "
                     + "it cannot be attached");
         }
+        core.lifecycle.check(entry, def); // before anything is staged (the build is before the commit anyway)
         DeviceDefinition lowerDef = new DeviceDefinition(lower, oldDef.type(), oldDef.arguments(),
                 UUID.randomUUID().toString(), oldDef.tunables()).lowerOf(d.name);
         MappedDevice l = new MappedDevice(core::gateTimeoutNanos, lowerDef);

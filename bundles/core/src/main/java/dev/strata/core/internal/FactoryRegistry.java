@@ -115,6 +115,20 @@ final class FactoryRegistry {
         return m;
     }
 
+    /**
+     * The factory's {@link TargetFactory#check} of {@code args} (what its create would refuse for the
+     * arguments alone, no device touched); a factory's failure as one line.
+     */
+    static void check(FactoryEntry e, Map<String, String> args) {
+        try {
+            e.factory().check(java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(args)));
+        } catch (InvalidArgumentException ex) {
+            throw ex;
+        } catch (RuntimeException ex) {
+            throw new InvalidArgumentException(e.type() + ": arguments rejected: " + ex.getMessage());
+        }
+    }
+
     /** The lower devices the arguments name, without duplicates; a factory's failure as one line. */
     static List<String> lowerDevices(FactoryEntry e, Map<String, String> args) {
         List<String> lowers;

@@ -39,16 +39,8 @@ final class Lifecycle {
      * {@code last_error}; the build stands).
      */
     Target build(MappedDevice d, FactoryEntry entry, DeviceDefinition def, List<String> lowers) throws IOException {
-        Map<String, String> args = new LinkedHashMap<>(def.arguments());
         Map<String, String> later = new LinkedHashMap<>();
-        for (Map.Entry<String, String> tunable : def.tunables().entrySet()) {
-            if (takesAtBuild(entry, tunable.getKey())) {
-                args.put(tunable.getKey(), tunable.getValue());
-            } else {
-                later.put(tunable.getKey(), tunable.getValue());
-            }
-        }
-        Target t = create(d, entry, args, lowers);
+        Target t = create(d, entry, buildArguments(entry, def, later), lowers);
         for (Map.Entry<String, String> tunable : later.entrySet()) {
             try {
                 t.message(tunable.getKey(), tunable.getValue());
@@ -59,6 +51,33 @@ final class Lifecycle {
             }
         }
         return t;
+    }
+
+    /**
+     * Refuses (one line) what {@link #build} of {@code def} would refuse for its arguments alone —
+     * the factory's {@link dev.strata.api.TargetFactory#check} of the arguments its create would get
+     * — without touching a device: for an operation that would otherwise find out only after it
+     * closed the old target or stored the new definition.
+     */
+    void check(FactoryEntry entry, DeviceDefinition def) {
+        FactoryRegistry.check(entry, buildArguments(entry, def, new LinkedHashMap<>()));
+    }
+
+    /**
+     * What {@code create} gets for {@code def}: its arguments and the persisted tunables the factory
+     * builds with; the other tunables go to {@code later} (re-applied by message after the build).
+     */
+    private static Map<String, String> buildArguments(FactoryEntry entry, DeviceDefinition def,
+            Map<String, String> later) {
+        Map<String, String> args = new LinkedHashMap<>(def.arguments());
+        for (Map.Entry<String, String> tunable : def.tunables().entrySet()) {
+            if (takesAtBuild(entry, tunable.getKey())) {
+                args.put(tunable.getKey(), tunable.getValue());
+            } else {
+                later.put(tunable.getKey(), tunable.getValue());
+            }
+        }
+        return args;
     }
 
     private static boolean takesAtBuild(FactoryEntry entry, String key) {

@@ -47,6 +47,9 @@ final class Reloader {
         FactoryEntry entry = core.factories.require(def.type());
         List<String> newLowers = FactoryRegistry.lowerDevices(entry, def.arguments());
         Map<String, Claim> newClaims = FactoryRegistry.claims(entry, def.arguments(), newLowers);
+        // what the build would refuse for the arguments alone, refused before anything is paused: the
+        // shared order closes the old target (and drops a cache's copies) before it builds the new one
+        core.lifecycle.check(entry, def);
         List<String> oldLowers = d.lowers;
         Map<String, Claim> oldClaims = d.claims;
         synchronized (core.graph.lock) {
@@ -233,7 +236,7 @@ final class Reloader {
             LOG.info("reload of {} failed; the old target is back", d.name);
         } catch (IOException | RuntimeException ex) {
             d.lastError = "reload failed and the old target could not be reopened: " + ex.getMessage();
-            d.waitingFor = "target type '" + oldDef.type() + "'";
+            d.waitingFor = e == null ? "target type '" + oldDef.type() + "'" : Switcher.BUILD_FAILED;
             LOG.error("device {}: {}", d.name, d.lastError);
         }
     }

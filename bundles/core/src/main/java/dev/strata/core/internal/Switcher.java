@@ -150,6 +150,9 @@ final class Switcher {
         if (!newLowers.contains(backing)) {
             throw new InvalidArgumentException(entry.type() + ": its " + key + "= argument names no lower device");
         }
+        // what the build would refuse for the arguments alone, refused now: in place the build comes
+        // after the old target is closed and the new definition stored (the drain before that, too)
+        core.lifecycle.check(entry, firstDef);
         List<String> reused = new ArrayList<>();
         synchronized (core.graph.lock) {
             for (String lower : newLowers) {
@@ -327,7 +330,7 @@ final class Switcher {
             // committed: the stored definition is the new one; the device waits for it (a restart or
             // a dev:reload retries). The old target was clean, so the backing device has every block.
             d.lastError = "switch to " + entry.type() + " committed, but its build failed: " + e.getMessage();
-            d.waitingFor = "target type '" + entry.type() + "' (build failed: " + e.getMessage() + ")";
+            d.waitingFor = BUILD_FAILED; // the type is there: its build is what failed (last_error says how)
             LOG.error("device {}: {}", d.name, d.lastError);
             throw new IOException(d.name + ": " + d.lastError + "; the device waits (its data is on its backing "
                     + "device); fix the cause and dev:reload it", e);
@@ -349,7 +352,7 @@ final class Switcher {
             life.closeQuietly(d, t);
             d.lastError = "switch to " + entry.type() + " committed, but the backing device failed to flush: "
                     + e.getMessage();
-            d.waitingFor = "target type '" + entry.type() + "' (" + d.lastError + ")";
+            d.waitingFor = BUILD_FAILED;
             throw new IOException(d.name + ": " + d.lastError + "; the device waits; fix the cause and dev:reload it", e);
         }
         life.attach(d, entry, t);
@@ -385,6 +388,9 @@ final class Switcher {
 
     private static final String FORMAT = "format";
 
+    /** What a device whose build failed waits for ({@link Inspection#reason} adds {@code last_error}). */
+    static final String BUILD_FAILED = "a successful build (see last_error)";
+
     private static String backingName(FactoryEntry entry, DeviceDefinition def) {
         return def.arguments().get(backingArgument(entry));
     }
@@ -410,7 +416,7 @@ final class Switcher {
             core.lifecycle.attach(d, e, core.lifecycle.build(d, e, oldDef, oldLowers));
         } catch (IOException | RuntimeException ex) {
             d.lastError = "switch failed and the old target could not be reopened: " + ex.getMessage();
-            d.waitingFor = "target type '" + oldDef.type() + "'";
+            d.waitingFor = e == null ? "target type '" + oldDef.type() + "'" : BUILD_FAILED;
             LOG.error("device {}: {}", d.name, d.lastError);
         }
     }

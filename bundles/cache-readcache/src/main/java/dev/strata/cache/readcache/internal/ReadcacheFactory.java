@@ -155,10 +155,38 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         return "origin";
     }
 
+    /**
+     * What create refuses for the arguments alone (the same parsing, and the checks the opener makes
+     * before it reads a device: block_size, an installed policy's tunables); no device touched.
+     */
+    @Override
+    public void check(Map<String, String> arguments) {
+        Opener.checkArguments(options(arguments));
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         Map<String, String> args = context.arguments();
         List<String> lower = lowerDevices(args);
+        Opener.Options o = options(args);
+        o = Opener.withOriginId(o, context.lowerDeviceId(lower.get(0)));
+        o = Opener.withOnRelease(o, live::remove);
+        // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)
+        ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)),
+                CacheWindow.of("readcache", args, context.lowerDevice(lower.get(1))), o);
+        live.add(rc);
+        // a policy that registered between the open and now
+        String policy = o.policy();
+        ReadCachePolicy p = find(policy);
+        if (p != null) {
+            rc.policyArrived(policy, p);
+        }
+        return rc;
+    }
+
+    /** Every argument create reads, parsed and checked, as the opener's options (no device yet). */
+    private Opener.Options options(Map<String, String> args) {
+        lowerDevices(args);
         TargetArguments a = TargetArguments.of("readcache", args, args.keySet());
         Map<String, String> policyTunables = new LinkedHashMap<>();
         args.forEach((k, v) -> {
@@ -175,7 +203,6 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         o = Opener.withPolicy(o, policy);
         o = Opener.withFormat(o, format);
         o = Opener.withBlockSize(o, bs);
-        o = Opener.withOriginId(o, context.lowerDeviceId(lower.get(0)));
         o = Opener.withTunables(o, cutoff, policyTunables);
         if (a.has("write_promote")) {
             o = Opener.withWritePromote(o, Tunables.parseWritePromote(a.string("write_promote")));
@@ -183,16 +210,6 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
         if (a.has("readahead")) {
             o = Opener.withReadahead(o, a.string("readahead"));
         }
-        o = Opener.withOnRelease(o, live::remove);
-        // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)
-        ReadCache rc = Opener.open(context.deviceName(), context.lowerDevice(lower.get(0)),
-                CacheWindow.of("readcache", args, context.lowerDevice(lower.get(1))), o);
-        live.add(rc);
-        // a policy that registered between the open and now
-        ReadCachePolicy p = find(policy);
-        if (p != null) {
-            rc.policyArrived(policy, p);
-        }
-        return rc;
+        return o;
     }
 }

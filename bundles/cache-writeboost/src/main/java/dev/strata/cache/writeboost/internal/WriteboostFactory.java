@@ -97,9 +97,27 @@ public final class WriteboostFactory implements TargetFactory {
         return "backing";
     }
 
+    /** What create refuses for the arguments alone (the same parsing, no device touched). */
+    @Override
+    public void check(Map<String, String> arguments) {
+        parse(arguments);
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
-        Map<String, String> args = context.arguments();
+        Parsed p = parse(context.arguments());
+        BlockDevice backing = context.lowerDevice(p.lower().get(0));
+        BlockDevice cache = context.lowerDevice(p.lower().get(1));
+        return WriteboostCache.open(context.deviceName(), backing, cache, p.format(), p.tunables(),
+                WriteboostCache.Options.defaults().withBuffers(p.buffers()).withFlushers(p.flushers()), controllers::get,
+                context.lowerDeviceId(p.lower().get(0)));
+    }
+
+    /** Every argument create reads, parsed and checked. */
+    private record Parsed(List<String> lower, boolean format, int buffers, int flushers, Tunables tunables) {
+    }
+
+    private Parsed parse(Map<String, String> args) {
         List<String> lower = lowerDevices(args);
         TargetArguments a = TargetArguments.of("writeboost", args, ALLOWED);
         boolean format = a.bool("format", false);
@@ -107,11 +125,6 @@ public final class WriteboostFactory implements TargetFactory {
         int buffers = (int) a.number("buffers", WriteboostCache.Options.AUTO_BUFFERS, 2, 64);
         // log writes in flight (flusher threads); 1 is the one-at-a-time flusher, for comparisons
         int flushers = (int) a.number("flushers", WriteboostCache.Options.FLUSHERS, 1, 4);
-        Tunables t = Tunables.DEFAULTS.withAll(args);
-        BlockDevice backing = context.lowerDevice(lower.get(0));
-        BlockDevice cache = context.lowerDevice(lower.get(1));
-        return WriteboostCache.open(context.deviceName(), backing, cache, format, t,
-                WriteboostCache.Options.defaults().withBuffers(buffers).withFlushers(flushers), controllers::get,
-                context.lowerDeviceId(lower.get(0)));
+        return new Parsed(lower, format, buffers, flushers, Tunables.DEFAULTS.withAll(args));
     }
 }

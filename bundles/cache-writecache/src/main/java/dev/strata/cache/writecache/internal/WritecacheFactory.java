@@ -113,7 +113,7 @@ public final class WritecacheFactory implements TargetFactory {
                 && !TargetArguments.of("writecache", newArguments, ALLOWED).bool("format", false);
     }
 
-    /** Checks every argument (tunables included) without touching a device. */
+    /** {@code block_size}, checked; 0 when absent (as formatted, 4096 for a new cache). */
     static int blockSize(TargetArguments a) {
         if (!a.has("block_size")) {
             return 0;
@@ -137,22 +137,36 @@ public final class WritecacheFactory implements TargetFactory {
         return "backing";
     }
 
+    /** What create refuses for the arguments alone (the same parsing, no device touched). */
+    @Override
+    public void check(Map<String, String> arguments) {
+        parse(arguments);
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         Map<String, String> args = context.arguments();
-        List<String> lower = lowerDevices(args);
-        TargetArguments a = TargetArguments.of("writecache", args, ALLOWED);
-        int bs = blockSize(a);
-        boolean format = a.bool("format", false);
-        Tunables t = Tunables.DEFAULTS.withAll(args);
+        Parsed p = parse(args);
+        List<String> lower = p.lower();
         BlockDevice backing = context.lowerDevice(lower.get(0));
         // cache_size=: the part of the cache device a format lays the cache out in (cache:resize)
         BlockDevice cache = CacheWindow.of("writecache", args, context.lowerDevice(lower.get(1)));
         // format=true alone recovers a valid cache of this backing device (it stays in definitions);
         // with cache_size= it also lays out one whose geometry differs (cache:resize, drained first)
         String cacheName = lower.get(1);
-        return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), bs, format,
-                a.has(CacheWindow.KEY), t, options.withControllers(controllers::get),
+        return Recovery.open(context.deviceName(), backing, cache, context.lowerDeviceId(lower.get(0)), p.blockSize(),
+                p.format(), p.window(), p.tunables(), options.withControllers(controllers::get),
                 (done, total) -> context.progress("formatting " + cacheName, done, total));
+    }
+
+    /** Every argument create reads, parsed and checked ({@code cache_size} by lowerDevices). */
+    private record Parsed(List<String> lower, int blockSize, boolean format, boolean window, Tunables tunables) {
+    }
+
+    private Parsed parse(Map<String, String> args) {
+        List<String> lower = lowerDevices(args);
+        TargetArguments a = TargetArguments.of("writecache", args, ALLOWED);
+        return new Parsed(lower, blockSize(a), a.bool("format", false), a.has(CacheWindow.KEY),
+                Tunables.DEFAULTS.withAll(args));
     }
 }

@@ -37,28 +37,48 @@ public final class LinearTargetFactory implements TargetFactory {
         return "device";
     }
 
+    /** What create refuses for the arguments alone: offset and length not sizes, not multiples of 512. */
+    @Override
+    public void check(Map<String, String> arguments) {
+        TargetArguments a = TargetArguments.of(TYPE, arguments, KEYS);
+        a.string("device");
+        offset(a);
+        length(a, BlockDevice.SECTOR);
+    }
+
     @Override
     public Target create(TargetContext context) throws IOException {
         TargetArguments a = TargetArguments.of(TYPE, context.arguments(), KEYS);
         String name = a.string("device");
         BlockDevice lower = context.lowerDevice(name);
         long lowerSize = lower.size();
-        long offset = a.size("offset", 0, 0, Long.MAX_VALUE);
-        if (offset % BlockDevice.SECTOR != 0) {
-            throw new InvalidArgumentException(TYPE + ": offset=" + a.string("offset") + " is not a multiple of 512");
-        }
+        long offset = offset(a);
         if (offset >= lowerSize) {
             throw new InvalidArgumentException(TYPE + ": offset=" + a.string("offset") + " is at or past the end of '"
                     + name + "' (" + lowerSize + " bytes)");
         }
-        long length = a.size("length", lowerSize - offset, BlockDevice.SECTOR, Long.MAX_VALUE);
-        if (length % BlockDevice.SECTOR != 0) {
-            throw new InvalidArgumentException(TYPE + ": length=" + a.string("length") + " is not a multiple of 512");
-        }
+        long length = length(a, lowerSize - offset);
         if (length > lowerSize - offset) {
             throw new InvalidArgumentException(TYPE + ": offset+length reaches past the end of '" + name + "' ("
                     + lowerSize + " bytes); at most length=" + (lowerSize - offset));
         }
         return new LinearTarget(context.deviceName(), name, lower, offset, length);
+    }
+
+    private static long offset(TargetArguments a) {
+        long offset = a.size("offset", 0, 0, Long.MAX_VALUE);
+        if (offset % BlockDevice.SECTOR != 0) {
+            throw new InvalidArgumentException(TYPE + ": offset=" + a.string("offset") + " is not a multiple of 512");
+        }
+        return offset;
+    }
+
+    /** {@code length}, or {@code rest} (the rest of the lower device) when absent. */
+    private static long length(TargetArguments a, long rest) {
+        long length = a.size("length", rest, BlockDevice.SECTOR, Long.MAX_VALUE);
+        if (length % BlockDevice.SECTOR != 0) {
+            throw new InvalidArgumentException(TYPE + ": length=" + a.string("length") + " is not a multiple of 512");
+        }
+        return length;
     }
 }

@@ -79,13 +79,11 @@ public final class Opener {
             throw new InvalidArgumentException("readcache: the cache device's block size " + cache.blockSize()
                     + " is above 4096; use a device with 512- or 4096-byte blocks");
         }
-        if (o.blockSize() != 0 && (Integer.bitCount(o.blockSize()) != 1 || o.blockSize() < Layout.MIN_BLOCK
-                || o.blockSize() > Layout.MAX_BLOCK || o.blockSize() < origin.blockSize())) {
+        ReadCachePolicy policy = checkArguments(o);
+        if (o.blockSize() != 0 && o.blockSize() < origin.blockSize()) {
             throw new InvalidArgumentException("readcache: block_size=" + o.blockSize()
-                    + " must be a power of two from 4096 to 1M and at least the origin's block size " + origin.blockSize());
+                    + " is smaller than the origin's block size " + origin.blockSize() + "; use at least that");
         }
-        ReadCachePolicy policy = o.policies().find(o.policy());
-        checkPolicyTunables(policy, o);
         if (cache.size() < Layout.META_BLOCK) {
             throw new InvalidArgumentException("readcache: the cache device has " + Iec.size(cache.size())
                     + "; at least " + Iec.atLeast(Layout.META_BLOCK) + " are needed; use a larger cache device");
@@ -106,8 +104,7 @@ public final class Opener {
         }
         boolean fresh = o.format() || blank;
         if (fresh && policy == null) {
-            throw new InvalidArgumentException("readcache: no policy '" + o.policy() + "' is installed; installed: "
-                    + o.policies().installed());
+            throw noPolicy(o);
         }
         if (!fresh) {
             check(sb, origin, cache, o);
@@ -137,6 +134,31 @@ public final class Opener {
             binding.arrived(rc, o.policy(), policy, o.tunables().policy());
         }
         return rc;
+    }
+
+    /**
+     * What {@link #open} refuses in {@code o} before it looks at a device: a {@code block_size} that is
+     * not a power of two from 4096 to 1M, a policy not installed for a format, a tunable the
+     * (installed) policy does not take. Returns the policy, or null if it is not installed (a reopened
+     * cache binds it when it comes).
+     */
+    public static ReadCachePolicy checkArguments(Options o) {
+        if (o.blockSize() != 0 && (Integer.bitCount(o.blockSize()) != 1 || o.blockSize() < Layout.MIN_BLOCK
+                || o.blockSize() > Layout.MAX_BLOCK)) {
+            throw new InvalidArgumentException("readcache: block_size=" + o.blockSize()
+                    + " must be a power of two from 4096 to 1M");
+        }
+        ReadCachePolicy policy = o.policies().find(o.policy());
+        if (o.format() && policy == null) {
+            throw noPolicy(o); // a format needs the policy now (a reopen binds it when it comes)
+        }
+        checkPolicyTunables(policy, o);
+        return policy;
+    }
+
+    private static InvalidArgumentException noPolicy(Options o) {
+        return new InvalidArgumentException("readcache: no policy '" + o.policy() + "' is installed; installed: "
+                + o.policies().installed());
     }
 
     private static void checkPolicyTunables(ReadCachePolicy policy, Options o) {

@@ -18,6 +18,7 @@ final class Core {
     final Collapser collapser;
     final Switcher switcher;
     final Replacer replacer;
+    final LowerSizes lowerSizes = new LowerSizes();
     final BuildRetry buildRetry;
     private volatile Settings settings;
     volatile boolean stopped;

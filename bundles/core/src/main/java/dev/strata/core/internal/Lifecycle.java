@@ -101,6 +101,7 @@ final class Lifecycle {
             }
         }
         Map<String, String> frozen = Collections.unmodifiableMap(new LinkedHashMap<>(args));
+        Map<String, Long> sizesSeen = new java.util.concurrent.ConcurrentHashMap<>();
         TargetContext ctx = new TargetContext() {
             @Override
             public String deviceName() {
@@ -114,7 +115,9 @@ final class Lifecycle {
 
             @Override
             public BlockDevice lowerDevice(String name) {
-                return lower(name).view;
+                MappedDevice l = lower(name);
+                sizesSeen.putIfAbsent(name, l.size);
+                return l.view;
             }
 
             @Override
@@ -158,6 +161,7 @@ final class Lifecycle {
             closeQuietly(d, t);
             throw new IOException(entry.type() + ": the target's size " + t.size() + " is not a multiple of 512");
         }
+        core.lowerSizes.built(t, sizesSeen);
         return t;
     }
 

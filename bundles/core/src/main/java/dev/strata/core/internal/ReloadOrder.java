@@ -38,9 +38,11 @@ enum ReloadOrder {
 
     /**
      * What a strategy swaps: the device, its old and new definitions, targets and lower devices;
-     * {@code dropOldCopies}: the old target is a clean cache the new one does not take over ({@link StaleCopies}).
+     * {@code dropOldCopies}: the old target is a clean cache the new one does not take over ({@link StaleCopies});
+     * {@code above}: the caches above the device, paused, whose copies go once the new target is built.
      */
     record Swap(MappedDevice device, Target old, DeviceDefinition oldDef, List<String> oldLowers,
-            FactoryEntry entry, DeviceDefinition def, List<String> newLowers, boolean persist, boolean dropOldCopies) {
+            FactoryEntry entry, DeviceDefinition def, List<String> newLowers, boolean persist, boolean dropOldCopies,
+            UnderCaches above) {
     }
 }

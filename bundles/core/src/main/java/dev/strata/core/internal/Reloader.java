@@ -68,6 +68,7 @@ final class Reloader {
             stranded = DirtyGuard.check(d, force, "reloading");
             dropOldCopies = stranded == null && !reopensSameCache(d.target, oldDef, def);
         }
+        UnderCaches above = UnderCaches.of(core, d, entry, oldDef, def, force); // refuses before anything is paused
         if (d.target != null) {
             core.lifecycle.releaseHolds(d, force);
         }
@@ -77,9 +78,11 @@ final class Reloader {
         }
         boolean done = false;
         try {
+            above.pause();
             Target old = d.target;
             ReloadOrder order = ReloadOrder.of(old, oldLowers, newLowers);
-            strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist, dropOldCopies));
+            strategies.get(order).swap(new Swap(d, old, oldDef, oldLowers, entry, def, newLowers, persist, dropOldCopies,
+                    above));
             done = true;
             d.clearErrorNotedBefore(errorBefore);
             core.graph.setClaims(d, newClaims);
@@ -87,6 +90,7 @@ final class Reloader {
                 LOG.info("reloaded {} ({} order)", def.tableLine(), order.name().toLowerCase(java.util.Locale.ROOT));
             }
         } finally {
+            above.resume();
             if (!done) {
                 core.graph.setLowers(d, oldLowers);
                 core.graph.setClaims(d, oldClaims);
@@ -96,7 +100,8 @@ final class Reloader {
             }
         }
         core.reconciler.scheduleWaiting();
-        return stranded;
+        String left = above.notes();
+        return stranded == null ? left : left == null ? stranded : stranded + "; " + left;
     }
 
     /** The new definition: the table given, the device's identity, the tunables that still apply. */
@@ -137,7 +142,7 @@ final class Reloader {
 
     private void firstBuild(Swap s) throws IOException {
         MappedDevice d = s.device();
-        Target t = core.lifecycle.build(d, s.entry(), s.def(), s.newLowers());
+        Target t = buildFitting(s);
         try {
             persist(s);
         } catch (IOException e) {
@@ -150,7 +155,7 @@ final class Reloader {
     private void disjoint(Swap s) throws IOException {
         MappedDevice d = s.device();
         Lifecycle life = core.lifecycle;
-        Target t = life.build(d, s.entry(), s.def(), s.newLowers());
+        Target t = buildFitting(s);
         try {
             life.quiesce(d);
         } catch (IOException e) {
@@ -198,7 +203,7 @@ final class Reloader {
         life.closeQuietly(d, s.old());
         Target t = null;
         try {
-            t = life.build(d, s.entry(), s.def(), s.newLowers());
+            t = buildFitting(s);
             persist(s);
         } catch (IOException | RuntimeException e) {
             if (t != null) {
@@ -209,6 +214,24 @@ final class Reloader {
             throw e;
         }
         install(s, t);
+    }
+
+    /**
+     * Builds the new target and checks it before anything is stored or opened: no device stacked on
+     * this one maps more of it than it has ({@link LowerSizes}); then the caches above, paused, drop
+     * their copies of its blocks ({@link UnderCaches}). A refusal closes the new target.
+     */
+    private Target buildFitting(Swap s) throws IOException {
+        MappedDevice d = s.device();
+        Target t = core.lifecycle.build(d, s.entry(), s.def(), s.newLowers());
+        try {
+            core.lowerSizes.requireFits(core, d, t.size());
+            s.above().dropCopies();
+        } catch (RuntimeException e) {
+            core.lifecycle.closeQuietly(d, t);
+            throw e;
+        }
+        return t;
     }
 
     private void install(Swap s, Target t) throws IOException {

@@ -46,6 +46,8 @@ public final class CacheTestTarget implements CacheTarget {
         final List<String> builtWithThreshold = new java.util.concurrent.CopyOnWriteArrayList<>();
         /** Every {@code key=value} message any target got, in order. */
         final List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** Run with every message, before it is applied (null: nothing). */
+        volatile java.util.function.Consumer<String> onMessage;
 
         @Override
         public boolean buildsWithTunable(String key) {
@@ -172,6 +174,10 @@ public final class CacheTestTarget implements CacheTarget {
     @Override
     public void message(String key, String value) {
         f.messages.add(key + "=" + value);
+        java.util.function.Consumer<String> hook = f.onMessage;
+        if (hook != null) {
+            hook.accept(key + "=" + value);
+        }
         switch (key) {
             case "label" -> label = value;
             case "dirty" -> dirty = Long.parseLong(value);

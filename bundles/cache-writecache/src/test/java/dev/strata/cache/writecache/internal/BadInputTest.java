@@ -140,6 +140,58 @@ class BadInputTest {
         assertTrue(refused("backing=slow cache=fast").contains("belongs to another backing device (1.0 MiB (1,048,576 bytes)"));
     }
 
+    /** The backing device's context with an identity, as the manager gives it. */
+    Target createWithId(String args, String id) throws IOException {
+        SimpleTargetContext c = SimpleTargetContext.of("wc0", args).with("slow", backing).with("fast", cache);
+        return factory.create(new dev.strata.api.TargetContext() {
+            @Override
+            public String deviceName() {
+                return c.deviceName();
+            }
+
+            @Override
+            public java.util.Map<String, String> arguments() {
+                return c.arguments();
+            }
+
+            @Override
+            public dev.strata.api.BlockDevice lowerDevice(String name) {
+                return c.lowerDevice(name);
+            }
+
+            @Override
+            public String lowerDeviceId(String name) {
+                return name.equals("slow") ? id : null;
+            }
+        });
+    }
+
+    /**
+     * The same backing device (the same identity) at another size: the message says so, and that a
+     * format loses the dirty blocks (a black-box trial got "belongs to another backing device … pass
+     * format=true" after a reload had shrunk the backing device by 8 KiB).
+     */
+    @Test
+    void theSameBackingDeviceAtAnotherSizeIsRefusedSayingItsSizeChanged() throws IOException {
+        String id = "903c039d-ef62-417e-a34c-44ce763d1cd6";
+        try (Target t = createWithId("backing=slow cache=fast", id)) {
+            t.write(0, ByteBuffer.allocate(4096), 0);
+            t.flush();
+        }
+        backing = new CrashableDevice("slow", (1 << 20) - 8192, 512);
+        byte[] c = cache.currentImage();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> createWithId("backing=slow cache=fast", id).close());
+        assertEquals("writecache: the backing device's size changed from 1.0 MiB (1,048,576 bytes) to 1016.0 KiB "
+                + "(1,040,384 bytes) since the cache was formatted over it (the same device, id " + id + "); give the "
+                + "backing device back its 1.0 MiB (1,048,576 bytes) to recover the cache, dirty blocks included, or "
+                + "pass format=true to format it (its contents are lost, dirty blocks included)", e.getMessage());
+        assertArrayEquals(c, cache.currentImage(), "a refused open writes nothing");
+        // another identity is another device, as before
+        assertTrue(assertThrows(InvalidArgumentException.class, () -> createWithId("backing=slow cache=fast",
+                "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d").close()).getMessage().contains("belongs to another backing device"));
+    }
+
     @Test
     void aValidCacheOfTheSameBackingIsNeverReformatted() throws IOException {
         ByteBuffer d = ByteBuffer.allocate(4096);

@@ -73,6 +73,10 @@ final class CacheOpener {
                 throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to another backing "
                         + "device (identity " + sb.backingId() + ", not this one's " + backingId + ")");
             }
+            if (sb.backingSize() != backing.size() && backingId != null && backingId.equals(sb.backingId())) {
+                throw new InvalidArgumentException("writeboost: " + sizeChanged(sb.backingSize(), backing.size(),
+                        backingId.toString()));
+            }
             if (sb.backingSize() != backing.size()) {
                 throw new FormatException(FormatException.Kind.FOREIGN, "the cache device belongs to a backing device of "
                         + Iec.exact(sb.backingSize()) + ", not this one (" + Iec.exact(backing.size()) + ")");
@@ -207,6 +211,18 @@ final class CacheOpener {
         // flushes it first
         log.backingFlushPending = true;
         return r;
+    }
+
+    /**
+     * The refusal of a cache device formatted over this very backing device (the same identity) when
+     * that device's size changed since: the cache's blocks were written for the old size, and a
+     * format would throw away its dirty blocks, so the first advice is to give the size back.
+     */
+    static String sizeChanged(long formatted, long now, String identity) {
+        return "the backing device's size changed from " + Iec.exact(formatted) + " to " + Iec.exact(now)
+                + " since the cache was formatted over it (the same device, identity " + identity + "); give the "
+                + "backing device back its " + Iec.exact(formatted) + " to recover the cache, dirty blocks included, or "
+                + "pass format=true to format it (its contents are lost, dirty blocks included)";
     }
 
     /**

@@ -55,6 +55,29 @@ class BackingIdentityTest {
         assertEquals(0, small.writes.get() + cacheDev.writes.get(), "a refused open writes nothing");
     }
 
+    /** The same backing device (the same identity) at another size: said so, and that a format loses dirty blocks. */
+    @Test
+    void theSameBackingDeviceAtAnotherSizeIsRefusedSayingItsSizeChanged() throws Exception {
+        WriteboostCache wb = open(false, A);
+        wb.write(0, data(7), 0);
+        wb.flush();
+        wb.close();
+        MemDevice shrunk = new MemDevice("backing", 64L * MIB - 8192);
+        long before = cacheDev.writes.get();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> WriteboostCache.open("wb",
+                shrunk, cacheDev, false, Tunables.DEFAULTS, WriteboostCache.Options.defaults().manual(), null, A));
+        assertEquals("writeboost: the backing device's size changed from 64.0 MiB (67,108,864 bytes) to 63.9 MiB "
+                + "(67,100,672 bytes) since the cache was formatted over it (the same device, identity " + A + "); give "
+                + "the backing device back its 64.0 MiB (67,108,864 bytes) to recover the cache, dirty blocks included, "
+                + "or pass format=true to format it (its contents are lost, dirty blocks included)", e.getMessage());
+        assertEquals(before, cacheDev.writes.get(), "a refused open writes nothing");
+        WriteboostCache again = open(false, A); // the old size back: the cache and its block
+        ByteBuffer got = ByteBuffer.allocate(4096);
+        again.read(0, got);
+        assertArrayEquals(data(7).array(), got.array());
+        again.close();
+    }
+
     @Test
     void anotherBackingDeviceIsRefusedUnlessFormatIsGiven() throws Exception {
         WriteboostCache wb = open(false, A);

@@ -88,6 +88,14 @@ public final class Recovery {
             problem = e;
         }
         if (sb != null && !sameBacking(sb, backing, backingId)) {
+            if (!format && backingId != null && backingId.equals(sb.backingId())) {
+                // the same device, another size: formatting would lose the dirty blocks written for the old one
+                throw new InvalidArgumentException("writecache: the backing device's size changed from "
+                        + Iec.exact(sb.backingSize()) + " to " + Iec.exact(backing.size()) + " since the cache was "
+                        + "formatted over it (the same device, id " + backingId + "); give the backing device back its "
+                        + Iec.exact(sb.backingSize()) + " to recover the cache, dirty blocks included, or pass "
+                        + "format=true to format it (its contents are lost, dirty blocks included)");
+            }
             if (!format) {
                 throw new InvalidArgumentException("writecache: the cache device belongs to another backing device ("
                         + Iec.exact(sb.backingSize()) + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId())

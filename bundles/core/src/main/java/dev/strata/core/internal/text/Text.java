@@ -14,19 +14,21 @@ public final class Text {
     private Text() {
     }
 
-    /** {@code 1536} → {@code 1.5 KiB}; below 1 KiB in bytes. */
+    /** {@code 1536} → {@code 1.5 KiB} (one decimal, rounded down); below 1 KiB in bytes. */
     public static String size(long bytes) {
         if (bytes < 1024) {
             return bytes + " B";
         }
+        // one decimal rounded down, as the caches' own messages (cache-support's Iec) print it: a
+        // size never reads larger than it is (1 GiB - 8 KiB is 1023.9 MiB, not 1024.0 MiB)
         String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = bytes;
-        int u = -1;
-        while (v >= 1024 && u < units.length - 1) {
-            v /= 1024;
+        int u = 0;
+        while (u < units.length - 1 && bytes >>> (10 * (u + 1)) >= 1024) {
             u++;
         }
-        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+        long q = bytes >>> (10 * u); // in 1/1024 of the unit: exact, no overflow
+        long tenths = q * 10 / 1024;
+        return String.format(Locale.ROOT, "%d.%d %s", tenths / 10, tenths % 10, units[u]);
     }
 
     /** {@code blocks(1, "dirty")} → {@code 1 dirty block}, {@code 8,192 dirty blocks}: a count for a sentence. */

@@ -15,7 +15,9 @@ class TextTest {
         assertEquals("1.5 KiB", Text.size(1536));
         assertEquals("1.0 GiB", Text.size(1L << 30));
         assertEquals("3.5 TiB", Text.size(7L << 39));
-        assertEquals("8.0 EiB", Text.size(Long.MAX_VALUE));
+        assertEquals("7.9 EiB", Text.size(Long.MAX_VALUE)); // 2^63 - 1 bytes: rounded down, never up
+        assertEquals("1023.9 MiB", Text.size((1L << 30) - 8192)); // not "1024.0 MiB" (a trial read it as 1 GiB)
+        assertEquals("63.7 MiB", Text.size(66_794_700));
     }
 
     @Test

@@ -17,7 +17,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
-import dev.strata.api.CacheMode;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
@@ -123,7 +122,7 @@ public final class CacheCommands {
 
     @Descriptor("write back every dirty block of a cache device, with a progress line; Ctrl-C stops it (nothing is lost)")
     public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
-        return ops().writeback(device, out(session));
+        return BoundedCancel.run(device, "writeback", "", out(session), out -> ops().writeback(device, out));
     }
 
     @Descriptor("write back every dirty block (usage)")
@@ -224,7 +223,8 @@ public final class CacheCommands {
     @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")
     public String mode(CommandSession session, @Descriptor("cache device name") String device,
             @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException, InterruptedException {
-        return ops().mode(device, CacheMode.parse(mode), out(session));
+        return BoundedCancel.run(device, "mode change", "; the old mode comes back when it stops", out(session),
+                out -> ops().mode(device, mode, out));
     }
 
     @Descriptor("show a cache's mode and the modes it supports")

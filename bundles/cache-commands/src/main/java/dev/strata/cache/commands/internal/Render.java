@@ -218,6 +218,15 @@ final class Render {
                 + " written back, " + count(dirty) + " still dirty";
     }
 
+    /**
+     * After Ctrl-C, when the writeback did not stop within {@link BoundedCancel#WAIT_MILLIS}: a
+     * batch's backing I/O is held below the cache (a closed gate, a stalled device).
+     */
+    static String cancelPending(String device, String what, String after) {
+        return device + ": " + what + " cancelled; a batch still waits for I/O below " + device
+                + " and stops when that I/O ends or times out (its blocks stay dirty, nothing is lost)" + after;
+    }
+
     static String writebackUsage() {
         return "usage: cache:writeback DEV (writes back every dirty block; Ctrl-C stops it, nothing is lost)";
     }
@@ -230,6 +239,11 @@ final class Render {
 
     static String labels(java.util.Set<CacheMode> modes) {
         return modes.stream().sorted().map(CacheMode::label).collect(Collectors.joining(", "));
+    }
+
+    /** A word that is no mode at all: the modes this cache has (not every mode there is). */
+    static String unknownMode(String device, String word, java.util.Set<CacheMode> supported) {
+        return device + ": unknown cache mode '" + word + "'; use " + labels(supported);
     }
 
     static String unsupported(String device, CacheMode mode, java.util.Set<CacheMode> supported) {

@@ -171,6 +171,13 @@ final class Render {
                 : persisted ? "" : " (transient: lost on restart or reload)");
     }
 
+    // the short usages, for the one line of a mistake (Words)
+    static final String SET = "cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE)";
+    static final String ATTACH = "cache:attach [--lower NAME] DEV TYPE cache=CDEV [key=value…]";
+    static final String SWITCH = "cache:switch DEV TYPE [cache=CDEV] [key=value…], or cache:switch --cancel DEV";
+    static final String RESIZE = "cache:resize DEV [size=SIZE], or cache:resize --cancel DEV";
+    static final String REPLACE = "cache:replace DEV cache=NEWDEV, or cache:replace --cancel DEV";
+
     static String setUsage() {
         return "usage: cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE); cache:stats DEV --all lists the tunables";
     }

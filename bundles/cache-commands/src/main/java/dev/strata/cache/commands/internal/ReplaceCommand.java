@@ -50,27 +50,21 @@ public final class ReplaceCommand {
             @Descriptor("stop the cache:replace of DEV running on another console; the cache stays where it was")
             @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
             @Descriptor("DEV cache=NEWDEV (with --cancel: DEV)") String... words) throws IOException, InterruptedException {
-        if (cancel) {
-            if (words == null || words.length != 1 || words[0].contains("=")) {
-                throw new InvalidArgumentException(usage());
-            }
-            return cancel(words[0]);
-        }
-        if (words == null || words.length != 2 || words[0].contains("=") || words[1].indexOf('=') <= 0) {
+        if (words == null || words.length == 0) {
             throw new InvalidArgumentException(usage());
         }
-        String device = words[0];
-        String key = words[1].substring(0, words[1].indexOf('='));
-        String target = words[1].substring(words[1].indexOf('=') + 1);
+        Words parser = new Words("cache:replace", Render.REPLACE);
+        Words.Parsed p = parser.parse(words, java.util.List.of("DEV"), !cancel);
+        String device = p.positional().get(0);
+        if (cancel) {
+            return cancel(device);
+        }
         String[] current = manager.withTarget(device, CacheTarget.class,
                 c -> new String[] {c.cacheDeviceArgument(), String.valueOf(c.dirtyBlocks())});
-        if (!key.equals(current[0])) {
-            throw new InvalidArgumentException(device + ": name the new cache device as " + current[0] + "=NEWDEV, not "
-                    + key + "=; " + usage());
-        }
-        if (target.isBlank()) {
-            throw new InvalidArgumentException(usage());
-        }
+        String key = current[0];
+        parser.only(p.args(), java.util.Set.of(key)); // the one argument: the new cache device, by the cache's own key
+        parser.require(p.args(), key, "NEWDEV");
+        String target = p.args().get(key);
         String oldCache = manager.info(device).map(i -> i.arguments().get(key)).orElse("?");
         PrintStream out = out(session);
         Run run = new Run(device, out);

@@ -321,9 +321,12 @@ class CacheCommandsTest {
         assertEquals("7", manager.persisted.get("wb " + key));
         assertEquals(1, manager.persisted.size());
 
-        for (String usage : List.of("cache:set", "cache:set wb", "cache:set wb " + key, "cache:set wb a b c")) {
-            assertTrue(error(usage).startsWith("usage: cache:set [--transient] DEV KEY VALUE"), usage);
-        }
+        assertTrue(error("cache:set").startsWith("usage: cache:set [--transient] DEV KEY VALUE"));
+        String usage = "; usage: cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE)";
+        assertEquals("cache:set: missing KEY VALUE (or KEY=VALUE)" + usage, error("cache:set wb"));
+        assertEquals("cache:set: missing VALUE" + usage, error("cache:set wb " + key));
+        assertEquals("cache:set: unexpected \"c\"" + usage, error("cache:set wb a b c"));
+        assertEquals("cache:set: unknown option --al" + usage, error("cache:set --al wb " + key + " 1"));
         assertEquals("device 'slow' is a memory device, not a cache", error("cache:set slow " + key + " 1"));
         assertEquals(1, manager.persisted.size());
     }

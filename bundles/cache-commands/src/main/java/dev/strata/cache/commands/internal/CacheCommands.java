@@ -60,6 +60,11 @@ public final class CacheCommands {
         return new CacheOps(manager, System::nanoTime);
     }
 
+    /** As {@link #ops()}, its progress lines drawn for the session's output (a terminal or not). */
+    private CacheOps ops(CommandSession session) {
+        return new CacheOps(manager, System::nanoTime, ProgressLine.isTerminal(session));
+    }
+
     private static PrintStream out(CommandSession session) {
         PrintStream console = session == null ? null : session.getConsole();
         return console != null ? console : System.out;
@@ -135,7 +140,7 @@ public final class CacheCommands {
 
     @Descriptor("write back every dirty block of a cache device, with a progress line; Ctrl-C stops it (nothing is lost)")
     public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
-        return BoundedCancel.run(device, "writeback", "", out(session), out -> ops().writeback(device, out));
+        return BoundedCancel.run(device, "writeback", "", out(session), out -> ops(session).writeback(device, out));
     }
 
     @Descriptor("write back every dirty block (usage)")
@@ -159,7 +164,7 @@ public final class CacheCommands {
             return detaches.cancel(device);
         }
         try (Detaches.Run run = detaches.begin(device)) {
-            return ops().detach(device, out(session), keepCache, run);
+            return ops(session).detach(device, out(session), keepCache, run);
         }
     }
 
@@ -203,7 +208,7 @@ public final class CacheCommands {
         }
         Words.Parsed p = parser.parse(words, List.of("DEV", "TYPE"), true);
         String device = p.positional().get(0);
-        CacheOps ops = ops();
+        CacheOps ops = ops(session);
         try (Detaches.Run run = switches.begin(device)) {
             return new SwitchOp(manager, ops).run(device, p.positional().get(1), p.args(), out(session), run);
         }
@@ -226,7 +231,7 @@ public final class CacheCommands {
             return resizes.cancel(device);
         }
         parser.only(p.args(), java.util.Set.of(ResizeOp.SIZE));
-        CacheOps ops = ops();
+        CacheOps ops = ops(session);
         try (Detaches.Run run = resizes.begin(device)) {
             return new ResizeOp(manager, ops).run(device, p.args(), out(session), run);
         }
@@ -236,7 +241,7 @@ public final class CacheCommands {
     public String mode(CommandSession session, @Descriptor("cache device name") String device,
             @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException, InterruptedException {
         return BoundedCancel.run(device, "mode change", "; the old mode comes back when it stops", out(session),
-                out -> ops().mode(device, mode, out));
+                out -> ops(session).mode(device, mode, out));
     }
 
     @Descriptor("show a cache's mode and the modes it supports")

@@ -50,10 +50,17 @@ final class CacheOps {
 
     private final DeviceManager manager;
     private final LongSupplier nanoTime;
+    /** Whether progress is drawn for a terminal ({@code \r}) or printed as occasional whole lines. */
+    private final boolean terminal;
 
     CacheOps(DeviceManager manager, LongSupplier nanoTime) {
+        this(manager, nanoTime, true);
+    }
+
+    CacheOps(DeviceManager manager, LongSupplier nanoTime, boolean terminal) {
         this.manager = manager;
         this.nanoTime = nanoTime;
+        this.terminal = terminal;
     }
 
     /**
@@ -462,7 +469,7 @@ final class CacheOps {
     }
 
     ProgressLine progress(String device, CacheTarget t, PrintStream out) {
-        return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime);
+        return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime, terminal);
     }
 
     /**

@@ -67,7 +67,7 @@ public final class ReplaceCommand {
         String target = p.args().get(key);
         String oldCache = manager.info(device).map(i -> i.arguments().get(key)).orElse("?");
         PrintStream out = out(session);
-        Run run = new Run(device, out);
+        Run run = new Run(device, out, ProgressLine.isTerminal(session));
         if (runs.putIfAbsent(device, run) != null) {
             throw new InvalidArgumentException(device + ": a cache:replace is already running; wait for it or cancel it");
         }
@@ -211,9 +211,14 @@ public final class ReplaceCommand {
         long copied;
         int pass;
 
-        Run(String device, PrintStream out) {
+        /** Not a terminal: a whole line every {@link ProgressLine#LINE_EVERY_NANOS}, none at the end. */
+        private final boolean terminal;
+        private long lastLine = start;
+
+        Run(String device, PrintStream out, boolean terminal) {
             this.device = device;
             this.out = out;
+            this.terminal = terminal;
         }
 
         private long left;
@@ -243,6 +248,15 @@ public final class ReplaceCommand {
             String line = "replace " + device + ": " + Render.size(copiedBytes) + " copied, " + Render.size(leftBytes)
                     + " left (" + (p == 0 ? "pausing" : "pass " + p) + "), " + Render.size((long) rate) + "/s"
                     + (p != 0 && rate > 0 && leftBytes > 0 ? ", ETA " + Math.max(1, Math.round(leftBytes / rate)) + " s" : "");
+            if (!terminal) {
+                long now = nanoTime.getAsLong();
+                if (now - lastLine >= ProgressLine.LINE_EVERY_NANOS) {
+                    out.println(line);
+                    out.flush();
+                    lastLine = now;
+                }
+                return;
+            }
             out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
             out.flush();
             width = line.length();
@@ -250,6 +264,9 @@ public final class ReplaceCommand {
         }
 
         synchronized void end() {
+            if (!terminal) {
+                return; // the result line follows
+            }
             if (shownPass >= 0 || pass > 0) {
                 draw();
             }

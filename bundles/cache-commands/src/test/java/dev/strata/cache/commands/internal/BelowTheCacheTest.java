@@ -77,6 +77,7 @@ class BelowTheCacheTest {
         commands.manager = manager;
         out = new ByteArrayOutputStream();
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        session.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
         Random r = new Random(5);
         for (long b = 0; b < 2 * BLOCKS; b += 2) {
             byte[] data = new byte[BS];

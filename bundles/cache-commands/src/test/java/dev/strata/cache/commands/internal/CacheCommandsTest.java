@@ -76,6 +76,7 @@ class CacheCommandsTest {
         commands.manager = manager;
         out = new ByteArrayOutputStream();
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        session.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
     }
 
     @BeforeAll
@@ -191,6 +192,7 @@ class CacheCommandsTest {
         slow.closeAfter(BLOCKS / 2);
         CommandSession s = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(progress, true),
                 System.err);
+        s.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
         AtomicReference<Object> result = new AtomicReference<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
         Thread t = new Thread(() -> {

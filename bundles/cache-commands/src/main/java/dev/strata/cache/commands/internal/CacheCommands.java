@@ -17,7 +17,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
-import dev.strata.api.CacheMode;
 import dev.strata.api.DeviceManager;
 import dev.strata.api.InvalidArgumentException;
 import dev.strata.api.WritebackController;
@@ -59,6 +58,11 @@ public final class CacheCommands {
 
     private CacheOps ops() {
         return new CacheOps(manager, System::nanoTime);
+    }
+
+    /** As {@link #ops()}, its progress lines drawn for the session's output (a terminal or not). */
+    private CacheOps ops(CommandSession session) {
+        return new CacheOps(manager, System::nanoTime, ProgressLine.isTerminal(session));
     }
 
     private static PrintStream out(CommandSession session) {
@@ -107,23 +111,36 @@ public final class CacheCommands {
         return names;
     }
 
-    /** {@code DEV KEY VALUE} or {@code DEV KEY=VALUE} as {device, key, value}. */
+    /** {@code DEV KEY VALUE} or {@code DEV KEY=VALUE} as {device, key, value}; a mistake names the word. */
     static String[] keyValue(String... args) {
-        if (args != null && args.length == 3 && !args[1].isBlank()) {
-            return args.clone();
+        if (args == null || args.length == 0) {
+            throw new InvalidArgumentException(Render.setUsage());
         }
-        if (args != null && args.length == 2) {
-            int eq = args[1].indexOf('=');
-            if (eq > 0) {
-                return new String[] {args[0], args[1].substring(0, eq), args[1].substring(eq + 1)};
+        Words words = new Words("cache:set", Render.SET);
+        for (String a : args) {
+            if (a.startsWith("--")) {
+                throw words.wrong("unknown option " + a);
             }
         }
-        throw new InvalidArgumentException(Render.setUsage());
+        if (args.length == 2 && args[1].indexOf('=') > 0) {
+            int eq = args[1].indexOf('=');
+            return new String[] {args[0], args[1].substring(0, eq), args[1].substring(eq + 1)};
+        }
+        if (args.length > 3) {
+            throw words.wrong("unexpected \"" + args[3] + "\"");
+        }
+        if (args.length < 3) {
+            throw words.wrong(args.length == 1 ? "missing KEY VALUE (or KEY=VALUE)" : "missing VALUE");
+        }
+        if (args[1].isBlank() || args[0].contains("=")) {
+            throw words.wrong("unexpected \"" + (args[0].contains("=") ? args[0] : args[1]) + "\"");
+        }
+        return args.clone();
     }
 
     @Descriptor("write back every dirty block of a cache device, with a progress line; Ctrl-C stops it (nothing is lost)")
     public String writeback(CommandSession session, @Descriptor("cache device name") String device) throws IOException, InterruptedException {
-        return ops().writeback(device, out(session));
+        return BoundedCancel.run(device, "writeback", "", out(session), out -> ops(session).writeback(device, out));
     }
 
     @Descriptor("write back every dirty block (usage)")
@@ -147,7 +164,7 @@ public final class CacheCommands {
             return detaches.cancel(device);
         }
         try (Detaches.Run run = detaches.begin(device)) {
-            return ops().detach(device, out(session), keepCache, run);
+            return ops(session).detach(device, out(session), keepCache, run);
         }
     }
 
@@ -167,12 +184,11 @@ public final class CacheCommands {
             @Descriptor("name of the new lower device that takes over DEV's current target (default DEV.OLDTYPE)")
             @Parameter(names = "--lower", absentValue = "") String lower,
             @Descriptor("DEV TYPE cache=CDEV [key=value…]") String... words) throws IOException {
-        if (words == null || words.length < 2 || words[0].contains("=") || words[1].contains("=")) {
+        if (words == null || words.length == 0) {
             throw new InvalidArgumentException(Render.attachUsage());
         }
-        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
-                java.util.Arrays.asList(words).subList(2, words.length));
-        return ops().attach(words[0], words[1], args, lower.isBlank() ? null : lower);
+        Words.Parsed p = new Words("cache:attach", Render.ATTACH).parse(words, List.of("DEV", "TYPE"), true);
+        return ops().attach(p.positional().get(0), p.positional().get(1), p.args(), lower.isBlank() ? null : lower);
     }
 
     @Descriptor("switch a cache to another policy (or cache device, or arguments) over the same backing device, live: "
@@ -183,20 +199,18 @@ public final class CacheCommands {
             @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
             @Descriptor("DEV TYPE [cache=CDEV] [key=value…], or --cancel DEV") String... words)
             throws IOException, InterruptedException {
-        if (cancel) {
-            if (words == null || words.length != 1 || words[0].contains("=")) {
-                throw new InvalidArgumentException(Render.switchUsage());
-            }
-            return switches.cancel(words[0]);
-        }
-        if (words == null || words.length < 2 || words[0].contains("=") || words[1].contains("=")) {
+        if (words == null || words.length == 0) {
             throw new InvalidArgumentException(Render.switchUsage());
         }
-        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
-                java.util.Arrays.asList(words).subList(2, words.length));
-        CacheOps ops = ops();
-        try (Detaches.Run run = switches.begin(words[0])) {
-            return new SwitchOp(manager, ops).run(words[0], words[1], args, out(session), run);
+        Words parser = new Words("cache:switch", Render.SWITCH);
+        if (cancel) {
+            return switches.cancel(parser.parse(words, List.of("DEV"), false).positional().get(0));
+        }
+        Words.Parsed p = parser.parse(words, List.of("DEV", "TYPE"), true);
+        String device = p.positional().get(0);
+        CacheOps ops = ops(session);
+        try (Detaches.Run run = switches.begin(device)) {
+            return new SwitchOp(manager, ops).run(device, p.positional().get(1), p.args(), out(session), run);
         }
     }
 
@@ -207,24 +221,27 @@ public final class CacheCommands {
             @Descriptor("stop the cache:resize of DEV running on another console; the cache stays as it was")
             @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
             @Descriptor("DEV [size=SIZE], or --cancel DEV") String... words) throws IOException, InterruptedException {
-        if (words == null || words.length < 1 || words[0].contains("=") || cancel && words.length != 1) {
+        if (words == null || words.length == 0) {
             throw new InvalidArgumentException(Render.resizeUsage());
         }
+        Words parser = new Words("cache:resize", Render.RESIZE);
+        Words.Parsed p = parser.parse(words, List.of("DEV"), !cancel);
+        String device = p.positional().get(0);
         if (cancel) {
-            return resizes.cancel(words[0]);
+            return resizes.cancel(device);
         }
-        java.util.Map<String, String> args = dev.strata.api.TargetArguments.parse(
-                java.util.Arrays.asList(words).subList(1, words.length));
-        CacheOps ops = ops();
-        try (Detaches.Run run = resizes.begin(words[0])) {
-            return new ResizeOp(manager, ops).run(words[0], args, out(session), run);
+        parser.only(p.args(), java.util.Set.of(ResizeOp.SIZE));
+        CacheOps ops = ops(session);
+        try (Detaches.Run run = resizes.begin(device)) {
+            return new ResizeOp(manager, ops).run(device, p.args(), out(session), run);
         }
     }
 
     @Descriptor("switch a cache's mode; to a mode that holds no dirty data it writes back first (progress; Ctrl-C keeps the old mode)")
     public String mode(CommandSession session, @Descriptor("cache device name") String device,
             @Descriptor("writeback, writethrough, writearound or passthrough") String mode) throws IOException, InterruptedException {
-        return ops().mode(device, CacheMode.parse(mode), out(session));
+        return BoundedCancel.run(device, "mode change", "; the old mode comes back when it stops", out(session),
+                out -> ops(session).mode(device, mode, out));
     }
 
     @Descriptor("show a cache's mode and the modes it supports")

@@ -50,10 +50,17 @@ final class CacheOps {
 
     private final DeviceManager manager;
     private final LongSupplier nanoTime;
+    /** Whether progress is drawn for a terminal ({@code \r}) or printed as occasional whole lines. */
+    private final boolean terminal;
 
     CacheOps(DeviceManager manager, LongSupplier nanoTime) {
+        this(manager, nanoTime, true);
+    }
+
+    CacheOps(DeviceManager manager, LongSupplier nanoTime, boolean terminal) {
         this.manager = manager;
         this.nanoTime = nanoTime;
+        this.terminal = terminal;
     }
 
     /**
@@ -92,6 +99,7 @@ final class CacheOps {
             if (t.dirtyBlocks() == 0) {
                 return Render.clean(device, 0, 0);
             }
+            SuspendedBelow.refuse(manager, device, t); // the writeback would wait at its gate
             try {
                 writebackAll(t, p);
             } catch (InterruptedException e) {
@@ -134,17 +142,29 @@ final class CacheOps {
         return call(device, t -> Render.modes(device, t.mode(), t.supportedModes()));
     }
 
-    /** {@code cache:mode DEV MODE}: drains first (with progress) if the mode cannot hold dirty data. */
-    String mode(String device, CacheMode mode, PrintStream out) throws IOException, Cancelled {
+    /**
+     * {@code cache:mode DEV MODE}: drains first (with progress) if the mode cannot hold dirty data.
+     * The word is read against the modes this cache has, so that a mistake lists those.
+     */
+    String mode(String device, String word, PrintStream out) throws IOException, Cancelled {
         String[] persistKey = new String[1];
+        CacheMode[] chosen = new CacheMode[1];
         String done = call(device, t -> {
             persistKey[0] = t.modeTunable();
             CacheMode old = t.mode();
+            CacheMode mode = parseMode(word);
+            if (mode == null) {
+                throw new InvalidArgumentException(Render.unknownMode(device, word, t.supportedModes()));
+            }
+            chosen[0] = mode;
             if (!t.supportedModes().contains(mode)) {
                 throw new InvalidArgumentException(Render.unsupported(device, mode, t.supportedModes()));
             }
             if (old == mode) {
                 return Render.modeChanged(device, mode, old);
+            }
+            if (!mode.holdsDirtyData() && t.dirtyBlocks() != 0) {
+                SuspendedBelow.refuse(manager, device, t); // the drain would wait at its gate
             }
             ProgressLine p = progress(device, t, out);
             try {
@@ -165,9 +185,18 @@ final class CacheOps {
         if (persistKey[0] != null) {
             // stored like dev:message --persist so the mode survives a restart; the target is in
             // the mode already, and setting its tunable again does not drain
-            manager.message(device, persistKey[0], mode.label(), true);
+            manager.message(device, persistKey[0], chosen[0].label(), true);
         }
         return done;
+    }
+
+    /** The mode a word names, or null. */
+    static CacheMode parseMode(String word) {
+        try {
+            return CacheMode.parse(word);
+        } catch (InvalidArgumentException e) {
+            return null;
+        }
     }
 
     /**
@@ -267,6 +296,11 @@ final class CacheOps {
         }
         CacheMode old = t.mode();
         CacheMode clean = old.holdsDirtyData() ? cleanMode(device, t) : old;
+        try {
+            SuspendedBelow.refuse(manager, device, t); // the drain and the invalidation would wait at its gate
+        } catch (InterruptedException e) {
+            throw new Cancelled(device, "detach"); // nothing changed yet
+        }
         ProgressLine p = progress(device, t, out);
         try {
             if (run.cancelled()) {
@@ -435,7 +469,7 @@ final class CacheOps {
     }
 
     ProgressLine progress(String device, CacheTarget t, PrintStream out) {
-        return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime);
+        return new ProgressLine(out, device, t.cacheBlockSize(), t.dirtyBlocks(), nanoTime, terminal);
     }
 
     /**

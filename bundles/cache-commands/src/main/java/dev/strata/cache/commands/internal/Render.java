@@ -173,6 +173,13 @@ final class Render {
                 : persisted ? "" : " (transient: lost on restart or reload)");
     }
 
+    // the short usages, for the one line of a mistake (Words)
+    static final String SET = "cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE)";
+    static final String ATTACH = "cache:attach [--lower NAME] DEV TYPE cache=CDEV [key=value…]";
+    static final String SWITCH = "cache:switch DEV TYPE [cache=CDEV] [key=value…], or cache:switch --cancel DEV";
+    static final String RESIZE = "cache:resize DEV [size=SIZE], or cache:resize --cancel DEV";
+    static final String REPLACE = "cache:replace DEV cache=NEWDEV, or cache:replace --cancel DEV";
+
     static String setUsage() {
         return "usage: cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE); cache:stats DEV --all lists the tunables";
     }
@@ -220,6 +227,15 @@ final class Render {
                 + " written back, " + count(dirty) + " still dirty";
     }
 
+    /**
+     * After Ctrl-C, when the writeback did not stop within {@link BoundedCancel#WAIT_MILLIS}: a
+     * batch's backing I/O is held below the cache (a closed gate, a stalled device).
+     */
+    static String cancelPending(String device, String what, String after) {
+        return device + ": " + what + " cancelled; a batch still waits for I/O below " + device
+                + " and stops when that I/O ends or times out (its blocks stay dirty, nothing is lost)" + after;
+    }
+
     static String writebackUsage() {
         return "usage: cache:writeback DEV (writes back every dirty block; Ctrl-C stops it, nothing is lost)";
     }
@@ -232,6 +248,11 @@ final class Render {
 
     static String labels(java.util.Set<CacheMode> modes) {
         return modes.stream().sorted().map(CacheMode::label).collect(Collectors.joining(", "));
+    }
+
+    /** A word that is no mode at all: the modes this cache has (not every mode there is). */
+    static String unknownMode(String device, String word, java.util.Set<CacheMode> supported) {
+        return device + ": unknown cache mode '" + word + "'; use " + labels(supported);
     }
 
     static String unsupported(String device, CacheMode mode, java.util.Set<CacheMode> supported) {

@@ -50,30 +50,24 @@ public final class ReplaceCommand {
             @Descriptor("stop the cache:replace of DEV running on another console; the cache stays where it was")
             @Parameter(names = "--cancel", presentValue = "true", absentValue = "false") boolean cancel,
             @Descriptor("DEV cache=NEWDEV (with --cancel: DEV)") String... words) throws IOException, InterruptedException {
-        if (cancel) {
-            if (words == null || words.length != 1 || words[0].contains("=")) {
-                throw new InvalidArgumentException(usage());
-            }
-            return cancel(words[0]);
-        }
-        if (words == null || words.length != 2 || words[0].contains("=") || words[1].indexOf('=') <= 0) {
+        if (words == null || words.length == 0) {
             throw new InvalidArgumentException(usage());
         }
-        String device = words[0];
-        String key = words[1].substring(0, words[1].indexOf('='));
-        String target = words[1].substring(words[1].indexOf('=') + 1);
+        Words parser = new Words("cache:replace", Render.REPLACE);
+        Words.Parsed p = parser.parse(words, java.util.List.of("DEV"), !cancel);
+        String device = p.positional().get(0);
+        if (cancel) {
+            return cancel(device);
+        }
         String[] current = manager.withTarget(device, CacheTarget.class,
                 c -> new String[] {c.cacheDeviceArgument(), String.valueOf(c.dirtyBlocks())});
-        if (!key.equals(current[0])) {
-            throw new InvalidArgumentException(device + ": name the new cache device as " + current[0] + "=NEWDEV, not "
-                    + key + "=; " + usage());
-        }
-        if (target.isBlank()) {
-            throw new InvalidArgumentException(usage());
-        }
+        String key = current[0];
+        parser.only(p.args(), java.util.Set.of(key)); // the one argument: the new cache device, by the cache's own key
+        parser.require(p.args(), key, "NEWDEV");
+        String target = p.args().get(key);
         String oldCache = manager.info(device).map(i -> i.arguments().get(key)).orElse("?");
         PrintStream out = out(session);
-        Run run = new Run(device, out);
+        Run run = new Run(device, out, ProgressLine.isTerminal(session));
         if (runs.putIfAbsent(device, run) != null) {
             throw new InvalidArgumentException(device + ": a cache:replace is already running; wait for it or cancel it");
         }
@@ -217,9 +211,14 @@ public final class ReplaceCommand {
         long copied;
         int pass;
 
-        Run(String device, PrintStream out) {
+        /** Not a terminal: a whole line every {@link ProgressLine#LINE_EVERY_NANOS}, none at the end. */
+        private final boolean terminal;
+        private long lastLine = start;
+
+        Run(String device, PrintStream out, boolean terminal) {
             this.device = device;
             this.out = out;
+            this.terminal = terminal;
         }
 
         private long left;
@@ -249,6 +248,15 @@ public final class ReplaceCommand {
             String line = "replace " + device + ": " + Render.size(copiedBytes) + " copied, " + Render.size(leftBytes)
                     + " left (" + (p == 0 ? "pausing" : "pass " + p) + "), " + Render.size((long) rate) + "/s"
                     + (p != 0 && rate > 0 && leftBytes > 0 ? ", ETA " + Math.max(1, Math.round(leftBytes / rate)) + " s" : "");
+            if (!terminal) {
+                long now = nanoTime.getAsLong();
+                if (now - lastLine >= ProgressLine.LINE_EVERY_NANOS) {
+                    out.println(line);
+                    out.flush();
+                    lastLine = now;
+                }
+                return;
+            }
             out.print("\r" + line + " ".repeat(Math.max(0, width - line.length())));
             out.flush();
             width = line.length();
@@ -256,6 +264,9 @@ public final class ReplaceCommand {
         }
 
         synchronized void end() {
+            if (!terminal) {
+                return; // the result line follows
+            }
             if (shownPass >= 0 || pass > 0) {
                 draw();
             }

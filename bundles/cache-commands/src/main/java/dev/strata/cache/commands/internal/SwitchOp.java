@@ -163,6 +163,11 @@ final class SwitchOp {
             // it again (not even a read's copy), so that the device can serve I/O meanwhile
             clean = CacheMode.PASSTHROUGH;
         }
+        try {
+            SuspendedBelow.refuse(manager, device, t); // the drain and the invalidation would wait at its gate
+        } catch (InterruptedException e) {
+            throw new Cancelled(device, verb); // nothing changed yet
+        }
         ProgressLine p = ops.progress(device, t, out);
         try {
             if (run.cancelled()) {

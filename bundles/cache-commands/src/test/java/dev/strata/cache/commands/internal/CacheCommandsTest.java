@@ -76,6 +76,7 @@ class CacheCommandsTest {
         commands.manager = manager;
         out = new ByteArrayOutputStream();
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        session.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
     }
 
     @BeforeAll
@@ -191,6 +192,7 @@ class CacheCommandsTest {
         slow.closeAfter(BLOCKS / 2);
         CommandSession s = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(progress, true),
                 System.err);
+        s.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
         AtomicReference<Object> result = new AtomicReference<>();
         AtomicReference<Throwable> error = new AtomicReference<>();
         Thread t = new Thread(() -> {
@@ -321,9 +323,12 @@ class CacheCommandsTest {
         assertEquals("7", manager.persisted.get("wb " + key));
         assertEquals(1, manager.persisted.size());
 
-        for (String usage : List.of("cache:set", "cache:set wb", "cache:set wb " + key, "cache:set wb a b c")) {
-            assertTrue(error(usage).startsWith("usage: cache:set [--transient] DEV KEY VALUE"), usage);
-        }
+        assertTrue(error("cache:set").startsWith("usage: cache:set [--transient] DEV KEY VALUE"));
+        String usage = "; usage: cache:set [--transient] DEV KEY VALUE (or DEV KEY=VALUE)";
+        assertEquals("cache:set: missing KEY VALUE (or KEY=VALUE)" + usage, error("cache:set wb"));
+        assertEquals("cache:set: missing VALUE" + usage, error("cache:set wb " + key));
+        assertEquals("cache:set: unexpected \"c\"" + usage, error("cache:set wb a b c"));
+        assertEquals("cache:set: unknown option --al" + usage, error("cache:set --al wb " + key + " 1"));
         assertEquals("device 'slow' is a memory device, not a cache", error("cache:set slow " + key + " 1"));
         assertEquals(1, manager.persisted.size());
     }
@@ -512,7 +517,8 @@ class CacheCommandsTest {
         } else {
             assertEquals(Set.copyOf(List.of(CacheMode.values())), cache().supportedModes());
         }
-        assertTrue(error("cache:mode wb fast").startsWith("unknown cache mode 'fast'"));
+        // a word that is no mode: the modes of this cache, not every mode there is
+        assertEquals("wb: unknown cache mode 'fast'; use " + Render.labels(cache().supportedModes()), error("cache:mode wb fast"));
         assertEquals(CacheMode.WRITEBACK, cache().mode());
     }
 

@@ -74,7 +74,12 @@ final class FakeManager implements DeviceManager {
             return Optional.empty();
         }
         return Optional.of(new DeviceInfo(d.name, d.type, Map.copyOf(d.arguments), d.target.size(), d.target.blockSize(),
-                suspended.contains(name) ? DeviceState.SUSPENDED : DeviceState.ACTIVE, List.of(), List.of()));
+                suspended.contains(name) ? DeviceState.SUSPENDED : DeviceState.ACTIVE, lowers(d), List.of()));
+    }
+
+    /** The devices a definition's arguments name, as the manager lists them under a device. */
+    private List<String> lowers(Dev d) {
+        return d.arguments.values().stream().filter(v -> devices.containsKey(v) && !v.equals(d.name)).distinct().toList();
     }
 
     @Override

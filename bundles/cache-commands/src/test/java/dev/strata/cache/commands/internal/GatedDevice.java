@@ -22,6 +22,16 @@ final class GatedDevice extends ForwardingBlockDevice {
         super(lower);
     }
 
+    /**
+     * A write held at the gate ignores interrupts until {@link #open}, as one waiting on a policy's
+     * own I/O thread at a suspended device's gate does for the command that waits for it.
+     */
+    private volatile boolean deaf;
+
+    void ignoreInterrupts(boolean on) {
+        deaf = on;
+    }
+
     /** Lets {@code n} more writes through, then holds every further one. */
     void closeAfter(long n) {
         synchronized (lock) {
@@ -46,15 +56,26 @@ final class GatedDevice extends ForwardingBlockDevice {
         synchronized (lock) {
             if (allowance == 0) {
                 waiting.incrementAndGet();
+                boolean ignored = false;
                 try {
                     while (allowance == 0) {
-                        lock.wait();
+                        try {
+                            lock.wait();
+                        } catch (InterruptedException e) {
+                            if (!deaf) {
+                                throw e;
+                            }
+                            ignored = true;
+                        }
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new InterruptedIOException("write at " + offset + " interrupted at the gate");
                 } finally {
                     waiting.decrementAndGet();
+                    if (ignored) {
+                        Thread.currentThread().interrupt();
+                    }
                 }
             }
             if (allowance != Long.MAX_VALUE) {

@@ -90,6 +90,7 @@ final class LiveStack implements AutoCloseable {
         replace.manager = manager;
         out = new ByteArrayOutputStream();
         session = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        session.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
     }
 
     /** A {@code crash} device of {@code size} bytes named {@code name}. */
@@ -162,7 +163,9 @@ final class LiveStack implements AutoCloseable {
 
     /** Another console (its own session, output to {@code out}), e.g. for cache:detach --cancel. */
     CommandSession console(java.io.OutputStream out) {
-        return processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        CommandSession c = processor.createSession(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true), System.err);
+        c.put(".terminal", FakeTerminal.XTERM); // progress drawn as on a terminal
+        return c;
     }
 
     String output() {

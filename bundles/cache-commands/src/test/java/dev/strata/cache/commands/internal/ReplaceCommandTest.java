@@ -304,11 +304,18 @@ class ReplaceCommandTest extends ReplaceFixture {
         List<DeviceInfo> before = s.manager.list();
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         assertTrue(error("cache:replace").startsWith("usage: cache:replace DEV cache=NEWDEV"));
-        assertTrue(error("cache:replace slow").startsWith("usage: cache:replace DEV cache=NEWDEV"));
-        assertTrue(error("cache:replace slow ssd2").startsWith("usage: cache:replace DEV cache=NEWDEV"));
+        // every mistake of the words names the word, with the short usage (Words)
+        String usage = "; usage: cache:replace DEV cache=NEWDEV, or cache:replace --cancel DEV";
+        assertEquals("cache:replace: missing cache=NEWDEV" + usage, error("cache:replace slow"));
+        assertEquals("cache:replace: unexpected \"ssd2\"" + usage, error("cache:replace slow ssd2"));
+        assertEquals("cache:replace: bogus= is unknown; allowed: cache=" + usage, error("cache:replace slow cache=tiny bogus=1"));
+        assertEquals("cache:replace: cache= is given twice" + usage, error("cache:replace slow cache=tiny cache=ssd2"));
+        assertEquals("cache:replace: unexpected \"extra\"" + usage, error("cache:replace slow cache=tiny extra"));
+        assertEquals("cache:replace: unknown option --bogus" + usage, error("cache:replace --bogus slow cache=tiny"));
+        assertEquals("cache:replace: unexpected \"extra\"" + usage, error("cache:replace --cancel slow extra"));
         assertTrue(error("cache:replace nope cache=ssd2").contains("no device named 'nope'"));
         assertEquals("device 'ssd2' is a crash device, not a cache", error("cache:replace ssd2 cache=other"));
-        assertTrue(error("cache:replace slow backing=ssd2").startsWith("slow: name the new cache device as cache=NEWDEV"));
+        assertEquals("cache:replace: backing= is unknown; allowed: cache=" + usage, error("cache:replace slow backing=ssd2"));
         assertEquals("ssd is already slow's cache device; name another device", error("cache:replace slow cache=ssd"));
         assertTrue(error("cache:replace slow cache=ghost").contains("no device named 'ghost'"));
         assertTrue(error("cache:replace slow cache=slow").contains("cannot be stacked on itself"));

@@ -261,13 +261,16 @@ class ResizeCommandTest {
         List<DeviceInfo> before = s.manager.list();
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         assertTrue(s.error("cache:resize").startsWith("usage: cache:resize DEV [size=SIZE]"));
-        assertTrue(s.error("cache:resize size=4M").startsWith("usage: cache:resize DEV [size=SIZE]"));
+        String usage = "; usage: cache:resize DEV [size=SIZE], or cache:resize --cancel DEV";
+        assertEquals("cache:resize: missing DEV before \"size=4M\"" + usage, s.error("cache:resize size=4M"));
+        assertEquals("cache:resize: unexpected \"extra\"" + usage, s.error("cache:resize slow extra"));
+        assertEquals("cache:resize: size= is given twice" + usage, s.error("cache:resize slow size=4M size=8M"));
         assertTrue(s.error("cache:resize nope").contains("no device named 'nope'"));
         assertEquals("device 'big' is a crash device, not a cache", s.error("cache:resize big"));
         assertEquals("slow: size=1G is larger than its cache device ssd (8.0 MiB); grow ssd first (e.g. dev:reload ssd "
                 + "file path=… size=… create=true), or give a smaller size", s.error("cache:resize slow size=1G"));
         assertTrue(s.error("cache:resize slow size=lots").contains("size=lots is not a size"));
-        assertTrue(s.error("cache:resize slow nope=1").contains("unknown argument 'nope'"));
+        assertEquals("cache:resize: nope= is unknown; allowed: size=" + usage, s.error("cache:resize slow nope=1"));
         assertEquals("slow: size=4k is too small for a cache; give at least 1.0 MiB", s.error("cache:resize slow size=4k"));
         assertEquals("slow: no cache:resize is running; nothing to cancel", s.error("cache:resize --cancel slow"));
         assertEquals(before, s.manager.list(), "devices unchanged");

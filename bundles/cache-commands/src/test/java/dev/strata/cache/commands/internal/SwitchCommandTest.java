@@ -506,7 +506,12 @@ class SwitchCommandTest {
         Map<String, DeviceDefinition> stored = s.store.snapshot();
         long dirty = dirty();
         assertTrue(error("cache:switch").startsWith("usage: cache:switch DEV TYPE"));
-        assertTrue(error("cache:switch slow").startsWith("usage: cache:switch DEV TYPE"));
+        String usage = "; usage: cache:switch DEV TYPE [cache=CDEV] [key=value…], or cache:switch --cancel DEV";
+        assertEquals("cache:switch: missing TYPE" + usage, error("cache:switch slow"));
+        assertEquals("cache:switch: unexpected \"extra\"" + usage, error("cache:switch slow writecache cache=ssd2 extra"));
+        assertEquals("cache:switch: cache= is given twice" + usage, error("cache:switch slow writecache cache=ssd2 cache=ssd3"));
+        assertEquals("cache:switch: unknown option --bogus" + usage, error("cache:switch --bogus slow writecache"));
+        assertEquals("cache:switch: unexpected \"extra\"" + usage, error("cache:switch --cancel slow extra"));
         assertTrue(error("cache:switch nope writecache").contains("no device named 'nope'"));
         assertEquals("device 'other' is a crash device, not a cache", error("cache:switch other writecache"));
         assertTrue(error("cache:switch slow nope").contains("unknown target type 'nope'"));

@@ -6,7 +6,7 @@
  * Nothing but this package is imported across Strata bundles.
  */
 @Export
-@Version("1.9.0")
+@Version("1.10.0")
 package dev.strata.api;
 
 import org.osgi.annotation.bundle.Export;

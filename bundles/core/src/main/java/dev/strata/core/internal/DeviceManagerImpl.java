@@ -292,6 +292,11 @@ public final class DeviceManagerImpl implements DeviceManager {
     }
 
     @Override
+    public String messageWithNote(String name, String key, String value, boolean persist) throws IOException {
+        return messageReporting(name, key, value, persist);
+    }
+
+    @Override
     public void suspend(String name) throws IOException {
         core.operations.suspend(name);
     }

@@ -123,9 +123,9 @@ public interface CacheTarget extends Target {
     final class Keys {
         public static final String MODE = "mode";
         /**
-         * Optional: the mode a refused switch asked for while the cache already acts on part of it
+         * Optional: the mode a switch asked for while the cache already acts on part of it
          * (a writecache asked for writearound with dirty blocks left: new writes go around, the mode
-         * stays writeback until they are written back and the mode is set again); absent otherwise.
+         * stays writeback until they are written back, then becomes writearound); absent otherwise.
          */
         public static final String MODE_PENDING = "mode_pending";
         public static final String BLOCK_SIZE = "cache_block_size";

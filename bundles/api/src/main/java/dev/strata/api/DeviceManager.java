@@ -66,6 +66,19 @@ public interface DeviceManager {
      */
     void message(String name, String key, String value, boolean persist) throws IOException;
 
+    /**
+     * {@link #message(String, String, String, boolean)}, returning a note for the user, or null:
+     * the target's ({@link Target#messageWithNote}: a change accepted that takes effect later, a
+     * pending change cancelled) and the manager's (an action, done once and not kept). By default
+     * the plain message and null.
+     *
+     * @since 1.10
+     */
+    default String messageWithNote(String name, String key, String value, boolean persist) throws IOException {
+        message(name, key, value, persist);
+        return null;
+    }
+
     /** Closes the gate (new I/O waits), drains in-flight I/O, then suspends the target. */
     void suspend(String name) throws IOException;
 

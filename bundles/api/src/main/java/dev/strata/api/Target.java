@@ -28,6 +28,20 @@ public interface Target extends BlockDevice {
         throw new InvalidArgumentException("target '" + type() + "' has no tunable '" + key + "'");
     }
 
+    /**
+     * {@link #message}, returning a note for the user when the message was accepted but does not
+     * simply take effect as asked (a mode change that waits for the dirty blocks to be written
+     * back; a pending change that it cancelled), or null. The manager's {@code dev:message} prints
+     * it after the key and value. By default {@link #message} and null.
+     *
+     * @throws InvalidArgumentException as {@link #message}; nothing changes
+     * @since 1.10
+     */
+    default String messageWithNote(String key, String value) throws IOException {
+        message(key, value);
+        return null;
+    }
+
     /** Stops background work and makes everything durable on the target's own devices. */
     default void suspend() throws IOException {
         flush();

@@ -283,9 +283,17 @@ public final class DeviceManagerImpl implements DeviceManager {
         core.operations.message(name, key, value, persist);
     }
 
-    /** {@link #message(String, String, String, boolean)}, returning a note when a persisted message was not kept. */
+    /**
+     * {@link #message(String, String, String, boolean)}, returning a note: the target's (a change
+     * that waits, {@link dev.strata.api.Target#messageWithNote}) and when a persisted message was not kept.
+     */
     public String messageReporting(String name, String key, String value, boolean persist) throws IOException {
         return core.operations.message(name, key, value, persist);
+    }
+
+    @Override
+    public String messageWithNote(String name, String key, String value, boolean persist) throws IOException {
+        return messageReporting(name, key, value, persist);
     }
 
     @Override

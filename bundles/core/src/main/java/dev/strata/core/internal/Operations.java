@@ -196,7 +196,8 @@ final class Operations {
      * afterwards — is kept in the definition (stored unless the device is transient) and
      * applied at every build ({@link Lifecycle#build}); an action ({@code writeback=all}) is never kept.
      *
-     * @return a note for the user when a persisted message was not kept, or null
+     * @return a note for the user: the target's ({@link Target#messageWithNote}) and whether a
+     *         persisted message was not kept; or null
      */
     String message(String name, String key, String value, boolean persist) throws IOException {
         MappedDevice d = core.graph.require(name);
@@ -207,9 +208,9 @@ final class Operations {
                         + " first, then send " + key + "=" + value);
             }
             Target t = requireTarget(d);
-            t.message(key, value);
+            String note = t.messageWithNote(key, value);
             if (!persist) {
-                return null;
+                return note;
             }
             Map<String, String> status;
             try {
@@ -218,14 +219,15 @@ final class Operations {
                 status = Map.of();
             }
             if (status == null || !status.containsKey(key)) {
-                return key + " is an action, not a setting: done once, not kept";
+                String action = key + " is an action, not a setting: done once, not kept";
+                return note == null ? action : note + "; " + action;
             }
             DeviceDefinition def = d.definition.withTunable(key, value);
             if (d.persistent) {
                 core.store.save(d, def);
             }
             d.definition = def;
-            return null;
+            return note;
         } finally {
             d.op.unlock();
         }

@@ -171,6 +171,13 @@ public final class CacheTestTarget implements CacheTarget {
         return m;
     }
 
+    /** {@code label=later…}: accepted with a note, like a mode change that waits for a writeback. */
+    @Override
+    public String messageWithNote(String key, String value) {
+        message(key, value);
+        return "label".equals(key) && value.startsWith("later") ? "takes effect later" : null;
+    }
+
     @Override
     public void message(String key, String value) {
         f.messages.add(key + "=" + value);

@@ -90,6 +90,10 @@ class TunablesTest extends ManagerFixture {
         assertEquals("writeback is an action, not a setting: done once, not kept",
                 m.messageReporting("wb0", "writeback", "all", true));
         assertEquals(Map.of(), storedTunables("wb0"));
+        // the API's form (cache:set's), with the target's own note
+        dev.strata.api.DeviceManager api = m;
+        assertEquals("takes effect later", api.messageWithNote("wb0", "label", "later", true));
+        assertEquals("later", storedTunables("wb0").get("label"));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.strata.cache.readcache.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,7 +66,48 @@ class BadInputTest {
     @Test
     void aCacheTooSmallForItsBlockSizeSaysSoInIecUnits() throws Exception {
         refused("block_size=1M", "readcache: the cache device has 264.0 KiB, fewer than ");
-        refused("block_size=1M", " blocks of 1 MiB; use a larger device or a smaller block_size");
+        refused("block_size=1M", " blocks of 1 MiB; use a larger cache device or a smaller block_size");
+    }
+
+    /** cache_size= is what is too small, not the device: the line quotes both. */
+    @Test
+    void aCacheSizeTooSmallQuotesItAndTheDevice() throws Exception {
+        refused("cache_size=8K", "readcache: cache_size=8K gives 8.0 KiB (of the cache device's 264.0 KiB), fewer than ");
+        refused("cache_size=8K", " blocks of 4 KiB; give a larger cache_size (at most 264.0 KiB) or a smaller block_size");
+    }
+
+    /** readahead and sequential_cutoff take off for 0 (as write_promote does), and a bad value has the readcache: prefix. */
+    @Test
+    void sizesTakeOffAndBadOnesArePrefixed() throws Exception {
+        try (Target t = create("readahead=off sequential_cutoff=OFF")) {
+            assertEquals("0", t.status().get("readahead"));
+            assertEquals("0", t.status().get("sequential_cutoff"));
+            t.message("readahead", "64K");
+            t.message("readahead", "off");
+            assertEquals("0", t.status().get("readahead"));
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> t.message("readahead", "lots"));
+            assertEquals("readcache: readahead=lots is not a size; use bytes or a number with k, M, G or T", e.getMessage());
+            e = assertThrows(InvalidArgumentException.class, () -> t.message("sequential_cutoff", "99999999999999999999"));
+            assertEquals("readcache: sequential_cutoff=99999999999999999999 is out of range; allowed 0 bytes to 1 TiB",
+                    e.getMessage());
+            e = assertThrows(InvalidArgumentException.class, () -> t.message("readahead", "9999999999999999T"));
+            assertEquals("readcache: readahead=9999999999999999T is out of range; allowed 0 bytes to 1 MiB", e.getMessage());
+            assertEquals("0", t.status().get("readahead"), "nothing changed");
+        }
+    }
+
+    /** Another origin: the advice first (a read cache loses nothing to format=true), then both devices. */
+    @Test
+    void anotherOriginPutsTheAdviceFirst() throws Exception {
+        create("").close();
+        CrashableDevice other = new CrashableDevice("o", 2 << 20, 4096);
+        byte[] before = cache.currentImage();
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> factory.create(
+                SimpleTargetContext.of("rc0", "origin=o cache=c").with("o", other).with("c", cache)));
+        assertEquals("readcache: pass format=true to use this cache device over this origin (it holds only clean copies:"
+                + " nothing is lost), or name its own origin: it belongs to another one (size 1.0 MiB (1,048,576 bytes);"
+                + " this one: 2.0 MiB (2,097,152 bytes))", e.getMessage());
+        assertArrayEquals(before, cache.currentImage());
     }
 
     @Test

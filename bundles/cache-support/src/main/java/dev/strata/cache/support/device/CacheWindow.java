@@ -21,10 +21,30 @@ public final class CacheWindow implements BlockDevice {
 
     private final BlockDevice cache;
     private final long size;
+    private final String given;
 
-    private CacheWindow(BlockDevice cache, long size) {
+    private CacheWindow(BlockDevice cache, long size, String given) {
         this.cache = cache;
         this.size = size;
+        this.given = given;
+    }
+
+    /**
+     * What a cache laid out over {@code d} has, for a message about too little room: {@code "the
+     * cache device has 16.0 MiB"}, or for a window {@code "cache_size=4K gives 4.0 KiB (of the cache
+     * device's 16.0 MiB)"}, so that the size quoted is the one the user chose.
+     */
+    public static String has(BlockDevice d) {
+        if (d instanceof CacheWindow w) {
+            return KEY + "=" + w.given + " gives " + Iec.size(w.size) + " (of the cache device's " + Iec.size(w.cache.size()) + ")";
+        }
+        return "the cache device has " + Iec.size(d.size());
+    }
+
+    /** The advice that goes with {@link #has}: a larger cache device, or a larger {@code cache_size}. */
+    public static String larger(BlockDevice d) {
+        return d instanceof CacheWindow w ? "give a larger " + KEY + " (at most " + Iec.size(w.cache.size()) + ")"
+                : "use a larger cache device";
     }
 
     /**
@@ -44,7 +64,7 @@ public final class CacheWindow implements BlockDevice {
                     + Iec.size(cache.size()) + "); grow the cache device first, or give a smaller " + KEY);
         }
         long rounded = bytes / cache.blockSize() * cache.blockSize();
-        return rounded == cache.size() ? cache : new CacheWindow(cache, rounded);
+        return rounded == cache.size() ? cache : new CacheWindow(cache, rounded, v.trim());
     }
 
     /** {@code cache_size} in bytes, checked to be a positive size (no device needed). */

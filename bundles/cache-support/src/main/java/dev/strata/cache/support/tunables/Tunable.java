@@ -42,10 +42,37 @@ public final class Tunable<T> {
         return TargetArguments.of(type, Map.of(key, value), Set.of(key));
     }
 
-    /** A whole number in {@code [min, max]}. */
+    /** A whole number in {@code [min, max]}; one beyond a long is out of range too, not "not a number". */
     public static Tunable<Long> number(String key, long dflt, long min, long max, String doc) {
-        return new Tunable<>(key, dflt, min + " to " + max, doc,
-                (type, k, v) -> args(type, k, v).number(k, min, max), String::valueOf);
+        return new Tunable<>(key, dflt, min + " to " + max, doc, (type, k, v) -> {
+            if (v != null && WHOLE.matcher(v.trim()).matches() && !fitsLong(v.trim())) {
+                throw new InvalidArgumentException(type + ": " + k + "=" + v + " is out of range; allowed " + min + " to " + max);
+            }
+            return args(type, k, v).number(k, min, max);
+        }, String::valueOf);
+    }
+
+    private static final java.util.regex.Pattern WHOLE = java.util.regex.Pattern.compile("[+-]?[0-9]+");
+    private static final java.util.regex.Pattern SIZE = java.util.regex.Pattern.compile("[+]?[0-9]+[kKmMgGtT]?");
+
+    private static boolean fitsLong(String s) {
+        try {
+            Long.parseLong(s);
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /**
+     * {@link #size}, also taking {@code off} for 0 (a size whose 0 means off, as
+     * {@code readahead=off} next to {@code write_promote=off}).
+     */
+    public static Tunable<Long> sizeOrOff(String key, long dflt, long min, long max, String doc) {
+        Tunable<Long> t = size(key, dflt, min, max, doc);
+        Parser<Long> p = t.parser;
+        return new Tunable<>(key, dflt, t.range + " (off: 0)", doc,
+                (type, k, v) -> v != null && v.trim().equalsIgnoreCase("off") ? 0L : p.parse(type, k, v), t.render);
     }
 
     /** A size in bytes ({@code 4096}, {@code 64k}, {@code 1M}, …) in {@code [min, max]}. */
@@ -53,7 +80,16 @@ public final class Tunable<T> {
         return new Tunable<>(key, dflt, dev.strata.cache.support.units.Iec.atLeast(min) + " to "
                 + dev.strata.cache.support.units.Iec.atLeast(max), doc,
                 (type, k, v) -> {
-                    long x = args(type, k, v).size(k, 0, Long.MAX_VALUE);
+                    long x;
+                    try {
+                        x = TargetArguments.parseSize(k, v);
+                    } catch (InvalidArgumentException e) {
+                        if (v != null && SIZE.matcher(v.trim()).matches()) {
+                            x = Long.MAX_VALUE; // digits and a unit, beyond a long: out of range, said below
+                        } else {
+                            throw new InvalidArgumentException(type + ": " + e.getMessage());
+                        }
+                    }
                     if (x < min || x > max) {
                         throw new InvalidArgumentException(type + ": " + k + "=" + v + " is out of range; allowed "
                                 + dev.strata.cache.support.units.Iec.atLeast(min) + " to "

@@ -172,16 +172,18 @@ public final class ControllerBinding implements AutoCloseable {
 
     /**
      * Sets the controller setting {@code key} ({@code writeback.<name>}) to {@code value}. When a
-     * controller named {@code wanted} is installed it checks the value now (a session is opened with
-     * every setting and closed again; sessions hold no more than their own state); otherwise the
-     * value is kept and checked when that controller binds (a refused value then shows in
+     * controller named {@code wanted} is installed (or {@code wanted} is the built-in) it checks the
+     * key and the value now: a session is opened with every setting, given the new one by
+     * {@code set} — a key it does not know ({@code set} returns false) is refused, so a typo is not
+     * kept — and closed again (sessions hold no more than their own state). Otherwise the value is
+     * kept and checked when that controller binds (a refused value then shows in
      * {@code writeback.controller.error} and the built-in paces). The next decision passes it on.
      *
      * @param type           the cache's type, for messages ({@code writeboost}, {@code writecache})
      * @param wanted         the cache's {@code writeback.controller} now
      * @param cacheTunables  the cache's own controller tunables (their keys cannot be set here)
-     * @throws InvalidArgumentException a malformed key, a key that is the cache's own tunable, or a
-     *         value the controller refuses (one line; nothing changed)
+     * @throws InvalidArgumentException a malformed key, a key that is the cache's own tunable, a key
+     *         the controller does not know, or a value it refuses (one line; nothing changed)
      */
     public void set(String type, String wanted, Map<String, String> cacheTunables, String key, String value) {
         if (!isSetting(key)) {
@@ -205,16 +207,38 @@ public final class ControllerBinding implements AutoCloseable {
             Map<String, String> next = new LinkedHashMap<>(settings);
             next.put(k, v);
             WritebackController c = lookup == null ? null : lookup.apply(wanted);
+            if (c == null && fallbackName.equals(wanted)) {
+                c = fallback; // the cache asked for the built-in: it is always there to ask
+            }
             if (c != null) {
+                boolean known;
+                WritebackController.Session probe;
                 try {
-                    c.open(cache, merged(next, cacheTunables)).close();
+                    probe = c.open(cache, merged(next, cacheTunables));
                 } catch (RuntimeException e) {
-                    throw new InvalidArgumentException(type + ": " + key + "=" + value + " refused by controller " + wanted
-                            + ", nothing changed: " + e.getMessage());
+                    throw refused(type, key, value, wanted, e);
+                }
+                try {
+                    known = probe.set(k, v);
+                } catch (RuntimeException e) {
+                    throw refused(type, key, value, wanted, e);
+                } finally {
+                    probe.close();
+                }
+                if (!known) {
+                    // a typo would otherwise be kept, persisted and passed on forever, doing nothing
+                    throw new InvalidArgumentException(type + ": " + key + " is not a tunable of writeback controller "
+                            + wanted + ", nothing changed; its tunables are listed in docs/daemons.md (for another"
+                            + " controller's, set writeback.controller to it first)");
                 }
             }
             settings = Map.copyOf(next);
         }
+    }
+
+    private static InvalidArgumentException refused(String type, String key, String value, String wanted, RuntimeException e) {
+        return new InvalidArgumentException(type + ": " + key + "=" + value + " refused by controller " + wanted
+                + ", nothing changed: " + e.getMessage());
     }
 
     /** The controller settings, keys without the prefix. */

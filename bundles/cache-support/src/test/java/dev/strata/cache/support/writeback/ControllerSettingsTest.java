@@ -44,15 +44,19 @@ class ControllerSettingsTest {
             opened.add(Map.copyOf(tunables));
             return new Session() {
                 long grant = first;
+                boolean decided; // the binding's probe of a new setting never decides: its sets are not recorded
 
                 @Override
                 public Decision decide(CacheLoad load) {
+                    decided = true;
                     return new Decision((int) grant, 0, grant);
                 }
 
                 @Override
                 public boolean set(String key, String value) {
-                    sets.add(key + "=" + value);
+                    if (decided) {
+                        sets.add(key + "=" + value);
+                    }
                     if (!key.equals("grant")) {
                         return false;
                     }
@@ -144,6 +148,22 @@ class ControllerSettingsTest {
         assertFalse(ControllerBinding.isSetting("writeback.controller.active"));
         assertFalse(ControllerBinding.isSetting("writeback_threshold"));
         assertTrue(ControllerBinding.isSetting("writeback.p_term_inverse"));
+    }
+
+    /** A typo (a key the installed controller does not know) is refused, not kept and persisted doing nothing. */
+    @Test
+    void aKeyTheControllerDoesNotKnowIsRefused() {
+        registry.put("granting", new Granting());
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> b.set("writecache", "granting", own, "writeback.nosuch", "1"));
+        assertEquals("writecache: writeback.nosuch is not a tunable of writeback controller granting, nothing changed;"
+                + " its tunables are listed in docs/daemons.md (for another controller's, set writeback.controller to it"
+                + " first)", e.getMessage());
+        assertEquals(Map.of(), b.settings());
+        assertFalse(b.status().containsKey("writeback.nosuch"), "not in status: the manager does not persist it");
+        // the built-in has no tunable of its own but the cache's writeback_threshold
+        assertThrows(InvalidArgumentException.class, () -> b.set("writecache", "builtin", own, "writeback.grant", "1"));
+        assertEquals(Map.of(), b.settings());
     }
 
     @Test

@@ -118,7 +118,7 @@ public final class WritecacheFactory implements TargetFactory {
         if (!a.has("block_size")) {
             return 0;
         }
-        long bs = a.number("block_size", 512, 4096);
+        long bs = a.number("block_size", Long.MIN_VALUE, Long.MAX_VALUE); // any other number: the one line below
         if (bs != 512 && bs != 4096) {
             throw new InvalidArgumentException("writecache: block_size=" + bs + " is not supported; use 512 or 4096");
         }

@@ -48,7 +48,11 @@ class BadInputTest {
     @Test
     void argumentsAreCheckedBeforeAnyDeviceIsTouched() {
         assertTrue(refused("backing=slow cache=fast block_size=1024").contains("use 512 or 4096"));
-        assertTrue(refused("backing=slow cache=fast block_size=8192").contains("out of range"));
+        // one answer for every unsupported block size, not "out of range; allowed 512 to 4096" above 4096
+        assertEquals("writecache: block_size=8192 is not supported; use 512 or 4096",
+                refused("backing=slow cache=fast block_size=8192"));
+        assertEquals("writecache: block_size=256 is not supported; use 512 or 4096",
+                refused("backing=slow cache=fast block_size=256"));
         assertTrue(refused("backing=slow cache=fast low_watermark=60 high_watermark=50").contains("must not exceed"));
         assertTrue(refused("backing=slow cache=fast high_watermark=101").contains("out of range"));
         assertTrue(refused("backing=slow cache=fast writeback_batch=0").contains("out of range"));
@@ -60,6 +64,45 @@ class BadInputTest {
         assertTrue(refused("backing=slow cache=fast speed=11").contains("unknown argument"));
         assertTrue(refused("backing=slow").contains("missing argument 'cache"));
         assertTrue(refused("backing=fast cache=fast").contains("same device"));
+    }
+
+    /** A whole number beyond a long is out of range like any other, with the range (every numeric tunable). */
+    @Test
+    void aNumberBeyondALongIsOutOfRangeNotNotANumber() {
+        assertEquals("writecache: autocommit_time=99999999999999999999 is out of range; allowed 0 to 3600000",
+                refused("backing=slow cache=fast autocommit_time=99999999999999999999"));
+        for (String k : java.util.List.of("high_watermark", "low_watermark", "writeback_batch", "autocommit_blocks",
+                "autocommit_time", "max_age", "pause_writeback", "writeback_threshold")) {
+            for (String v : java.util.List.of("99999999999999999999", "-99999999999999999999")) {
+                String m = refused("backing=slow cache=fast " + k + "=" + v);
+                assertTrue(m.startsWith("writecache: " + k + "=" + v + " is out of range; allowed "), m);
+            }
+        }
+    }
+
+    @Test
+    void aCacheSizeTooSmallQuotesCacheSizeAndTheDevice() {
+        cache = new CrashableDevice("fast", 16 << 20, 512);
+        assertEquals("writecache: cache_size=4K gives 4.0 KiB (of the cache device's 16.0 MiB), too little for one slot"
+                + " of 4 KiB; at least 12 KiB are needed; give a larger cache_size (at most 16.0 MiB)",
+                refused("backing=slow cache=fast cache_size=4K"));
+    }
+
+    /** Backing 6,656 bytes, cache blocks of 4096: 4096 does not divide it, 512 is below the cache's blocks. */
+    @Test
+    void noBlockSizeFitsIsOneLine() {
+        backing = new CrashableDevice("slow", 6656, 512);
+        cache = new CrashableDevice("fast", 1 << 20, 4096);
+        String expected = "writecache: the backing device's size 6.5 KiB (6,656 bytes) is not a multiple of the cache device's"
+                + " block size 4096: writecache cannot cache it (its blocks are 512 or 4096 bytes, at least either device's"
+                + " block size); use a backing device whose size is a multiple of 4096, or a cache device with 512-byte blocks";
+        assertEquals(expected, refused("backing=slow cache=fast"));
+        assertEquals(expected, refused("backing=slow cache=fast block_size=512"));
+        assertEquals(expected, refused("backing=slow cache=fast block_size=4096"));
+        // one that fits is still named
+        cache = new CrashableDevice("fast", 1 << 20, 512);
+        assertEquals("writecache: the backing device's size 6.5 KiB (6,656 bytes) is not a multiple of block_size=4096;"
+                + " use block_size=512", refused("backing=slow cache=fast"));
     }
 
     @Test
@@ -137,7 +180,24 @@ class BadInputTest {
             t.write(0, ByteBuffer.allocate(4096), 0);
         }
         backing = new CrashableDevice("slow", 2 << 20, 512);
-        assertTrue(refused("backing=slow cache=fast").contains("belongs to another backing device (1.0 MiB (1,048,576 bytes)"));
+        String m = refused("backing=slow cache=fast");
+        assertTrue(m.startsWith("writecache: name the cache device's own backing device (1.0 MiB (1,048,576 bytes)) as"
+                + " backing= to keep its dirty blocks, or pass format=true"), m);
+        assertTrue(m.endsWith("it belongs to another backing device, not this one (2.0 MiB (2,097,152 bytes))"), m);
+    }
+
+    /** What cache:detach leaves (everything written back) loses nothing to a format, and the line says so. */
+    @Test
+    void aDetachedCacheOfAnotherBackingDeviceSaysFormatLosesNothing() throws IOException {
+        try (Target t = create("backing=slow cache=fast")) {
+            t.write(0, ByteBuffer.allocate(4096), 0);
+            t.message("flush", "1");
+            t.message("invalidate", "all");
+        }
+        backing = new CrashableDevice("slow", 2 << 20, 512);
+        assertEquals("writecache: pass format=true to use this cache device here (nothing is lost): it was detached from"
+                + " another backing device (1.0 MiB (1,048,576 bytes); this one: 2.0 MiB (2,097,152 bytes)) with every"
+                + " block written back", refused("backing=slow cache=fast"));
     }
 
     /** The backing device's context with an identity, as the manager gives it. */

@@ -251,6 +251,13 @@ class WritebackPacingTest {
             assertEquals("writecache: writeback.grant=0 refused by controller granting, nothing changed: "
                     + "granting: grant=0 is out of range; allowed 1 to 100", e.getMessage());
             assertEquals("2", t.status().get("writeback.grant"));
+            // a typo is refused, not kept as writeback.nosuch (persisted, passed on, doing nothing)
+            e = org.junit.jupiter.api.Assertions.assertThrows(
+                    dev.strata.api.InvalidArgumentException.class, () -> t.message("writeback.nosuch", "1"));
+            assertEquals("writecache: writeback.nosuch is not a tunable of writeback controller granting, nothing changed;"
+                    + " its tunables are listed in docs/daemons.md (for another controller's, set writeback.controller to"
+                    + " it first)", e.getMessage());
+            org.junit.jupiter.api.Assertions.assertNull(t.status().get("writeback.nosuch"));
 
             clock.advance(1, TimeUnit.SECONDS); // the session asked to wait a second
             factory.removeController(g, props("granting"));

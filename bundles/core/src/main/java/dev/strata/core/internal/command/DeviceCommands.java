@@ -119,8 +119,9 @@ public final class DeviceCommands {
         } else {
             manager.message(name, t.getKey(), t.getValue(), persist);
         }
-        return name + ": " + t.getKey() + "=" + t.getValue() + (note != null ? " (" + note + ")"
-                : persist ? "" : " (this time only: not kept)") + "\n";
+        String once = persist || (note != null && note.contains("not kept")) ? "" : "this time only: not kept";
+        String all = note == null ? once : once.isEmpty() ? note : note + "; " + once;
+        return name + ": " + t.getKey() + "=" + t.getValue() + (all.isEmpty() ? "" : " (" + all + ")") + "\n";
     }
 
     @Descriptor("suspend a device: new I/O waits, in-flight I/O drains, the target makes everything durable: " + SUSPEND)

@@ -182,7 +182,12 @@ class DeviceCommandsTest {
         assertEquals("wb0: threshold=70 (this time only: not kept)\n", run("dev:message --transient wb0 threshold=70"));
         assertEquals("wb0: writeback=all (writeback is an action, not a setting: done once, not kept)\n",
                 run("dev:message wb0 writeback all"));
-        assertTrue(run("dev:info wb0").contains("tunables    threshold=60\n"));
+        // the target's own note (an accepted change that waits), kept or not
+        assertEquals("wb0: label=later1 (takes effect later)\n", run("dev:message wb0 label later1"));
+        assertEquals("later1", manager.definition("wb0").tunables().get("label"));
+        assertEquals("wb0: label=later2 (takes effect later; this time only: not kept)\n",
+                run("dev:message --transient wb0 label later2"));
+        assertTrue(run("dev:info wb0").contains("tunables    threshold=60"));
         String list = run("dev:list");
         assertTrue(list.matches("(?s).*\ncache0 +tfile +1\\.0 MiB +active +- +wb0 \\(exclusive\\) +-\n.*"), list);
         run("dev:message wb0 dirty 8192");

@@ -87,7 +87,12 @@ final class Meters {
         m.put("hit_ratio", h + mi == 0 ? "-" : String.format(Locale.ROOT, "%.2f", 100.0 * h / (h + mi)));
         double lm = lastMinute();
         m.put("hit_ratio_1m", lm < 0 ? "-" : String.format(Locale.ROOT, "%.2f", lm));
-        readLatency.render(m);
-        writeLatency.render(m);
+        // only once there is one: "p99 read 0 µs" next to "no reads yet" says nothing true
+        if (readLatency.count() > 0) {
+            readLatency.render(m);
+        }
+        if (writeLatency.count() > 0) {
+            writeLatency.render(m);
+        }
     }
 }

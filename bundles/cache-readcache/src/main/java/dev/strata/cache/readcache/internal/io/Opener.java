@@ -1,5 +1,6 @@
 package dev.strata.cache.readcache.internal.io;
 
+import dev.strata.cache.support.device.CacheWindow;
 import dev.strata.cache.support.units.Iec;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
@@ -85,8 +86,8 @@ public final class Opener {
                     + " is smaller than the origin's block size " + origin.blockSize() + "; use at least that");
         }
         if (cache.size() < Layout.META_BLOCK) {
-            throw new InvalidArgumentException("readcache: the cache device has " + Iec.size(cache.size())
-                    + "; at least " + Iec.atLeast(Layout.META_BLOCK) + " are needed; use a larger cache device");
+            throw new InvalidArgumentException("readcache: " + CacheWindow.has(cache)
+                    + "; at least " + Iec.atLeast(Layout.META_BLOCK) + " are needed; " + CacheWindow.larger(cache));
         }
         ByteBuffer sbBuf = ByteBuffer.allocate(Layout.META_BLOCK);
         cache.read(0, sbBuf);
@@ -112,8 +113,9 @@ public final class Opener {
             int bs = o.blockSize() == 0 ? 4096 : o.blockSize();
             Layout l = Layout.fit(cache.size(), bs);
             if (l == null) {
-                throw new InvalidArgumentException("readcache: the cache device has " + Iec.size(cache.size()) + ", fewer than "
-                        + Layout.MIN_SLOTS + " blocks of " + Iec.atLeast(bs) + "; use a larger device or a smaller block_size");
+                throw new InvalidArgumentException("readcache: " + CacheWindow.has(cache) + ", fewer than "
+                        + Layout.MIN_SLOTS + " blocks of " + Iec.atLeast(bs) + "; " + CacheWindow.larger(cache)
+                        + " or a smaller block_size");
             }
             sb = Superblock.create(l, UUID.randomUUID(), origin.size(), o.originId() == null ? "" : o.originId(),
                     System.currentTimeMillis());
@@ -186,8 +188,11 @@ public final class Opener {
         }
         if (sb.originSize() != origin.size()
                 || (!sb.originId().isEmpty() && o.originId() != null && !sb.originId().equals(o.originId()))) {
-            throw new InvalidArgumentException("readcache: the cache device belongs to another origin (size " + Iec.exact(sb.originSize())
-                    + (sb.originId().isEmpty() ? "" : ", id " + sb.originId()) + "); use its own origin, or format=true");
+            // advice first; the factory knows identities, not the names behind them
+            throw new InvalidArgumentException("readcache: pass format=true to use this cache device over this origin (it holds"
+                    + " only clean copies: nothing is lost), or name its own origin: it belongs to another one (size "
+                    + Iec.exact(sb.originSize()) + (sb.originId().isEmpty() ? "" : ", id " + sb.originId()) + "; this one: "
+                    + Iec.exact(origin.size()) + (o.originId() == null ? "" : ", id " + o.originId()) + ")");
         }
         if (sb.layout().usedBytes() > cache.size()) {
             throw new InvalidArgumentException("readcache: the cache device is smaller than its superblock says ("

@@ -14,17 +14,18 @@ import java.util.Map;
  */
 public record Tunables(TunableTable.Snapshot own, Map<String, String> policy) {
     static final String SEQUENTIAL_CUTOFF = "sequential_cutoff";
-    static final Tunable<Long> CUTOFF = Tunable.size(SEQUENTIAL_CUTOFF, 4L << 20, 0, 1L << 40,
+    static final Tunable<Long> CUTOFF = Tunable.sizeOrOff(SEQUENTIAL_CUTOFF, 4L << 20, 0, 1L << 40,
             "reads of a sequential stream past this many bytes bypass the cache (0: never)");
     static final String WRITE_PROMOTE = "write_promote";
     static final Tunable<Boolean> PROMOTE_WRITES = Tunable.bool(WRITE_PROMOTE, false,
             "a write keeps its blocks cached as clean copies of the written data, when the policy admits them");
     static final String READAHEAD = "readahead";
     /** bcache's {@code readahead}: a miss reads up to this much around it, for free slots only. */
-    static final Tunable<Long> READ_AHEAD = Tunable.size(READAHEAD, 0, 0, 1L << 20,
+    static final Tunable<Long> READ_AHEAD = Tunable.sizeOrOff(READAHEAD, 0, 0, 1L << 20,
             "a read miss reads the aligned extent of this many bytes around it from the origin in one request and "
                     + "caches the extent's other blocks in free slots, never evicting for them (0: off)")
             .check(v -> v == 0 || (v >= 4096 && Long.bitCount(v) == 1), "is not 0 (off) or a power of two from 4 KiB to 1 MiB");
+    // (both take "off" for 0, as write_promote does; a bad value is "readcache: key=value …", one line)
     static final TunableTable TABLE = new TunableTable("readcache", List.of(CUTOFF, PROMOTE_WRITES, READ_AHEAD));
     public static final Tunables DEFAULTS = new Tunables(TABLE.defaults(), Map.of());
 

@@ -41,6 +41,25 @@ class ReadCacheTest {
         return Long.parseLong(rc.status().get(key));
     }
 
+    /** No latency is shown before the first request of its kind (cache:stats printed "no reads yet, … p99 read 0 µs"). */
+    @Test
+    void latenciesAppearWithTheFirstRequestOfTheirKind() throws IOException {
+        CrashableDevice origin = new CrashableDevice("origin", 1 << 20, BS);
+        CrashableDevice cacheDev = new CrashableDevice("cache", 8192 + 64 * BS, BS);
+        try (ReadCache rc = Opener.open("rc", origin, cacheDev, lru())) {
+            Map<String, String> st = rc.status();
+            for (String k : new String[] {"read_latency_us_p50", "read_latency_us_p99", "write_latency_us_p99"}) {
+                assertFalse(st.containsKey(k), k + " in " + st);
+            }
+            read(rc, 1);
+            st = rc.status();
+            assertTrue(st.containsKey("read_latency_us_p99"), st.toString());
+            assertFalse(st.containsKey("write_latency_us_p99"), st.toString());
+            write(rc, 2, 1);
+            assertTrue(rc.status().containsKey("write_latency_us_p99"));
+        }
+    }
+
     @Test
     void hitsAfterPromotionAndWarmAfterCleanRestartFromMetadataOnly() throws IOException {
         CrashableDevice origin = new CrashableDevice("origin", 1 << 20, BS);

@@ -62,11 +62,10 @@ public final class WritecacheTarget implements CacheTarget {
     private final ExecutorService fuaPool;
     private final Background background;
     private volatile Tunables tunables;
-    private volatile CacheMode mode = CacheMode.WRITEBACK;
-    /** Writes go around: write-around mode, or on the way to it while dirty blocks drain. */
+    /** The mode, and a switch to writearound waiting for the dirty blocks to be written back. */
+    private final ModeSwitch modes = new ModeSwitch(this::dirtyBlocks);
+    /** Writes go around: write-around mode, or on the way to it while dirty blocks drain, or the cleaner. */
     private volatile boolean goAround;
-    /** A refused switch to writearound (dirty blocks left): writes go around meanwhile; status says so. */
-    private volatile CacheMode pending;
     private volatile boolean closed;
 
     /** Builds the target over recovered state; see {@code recovery.Recovery}. */
@@ -315,8 +314,8 @@ public final class WritecacheTarget implements CacheTarget {
             underWb = state.underWritebackCount();
             seq = state.durable;
         }
-        m.put(Keys.MODE, mode.label());
-        CacheMode p = pending;
+        m.put(Keys.MODE, modes.mode().label());
+        CacheMode p = modes.pending();
         if (p != null) {
             m.put(Keys.MODE_PENDING, p.label());
         }
@@ -358,6 +357,17 @@ public final class WritecacheTarget implements CacheTarget {
 
     @Override
     public void message(String key, String value) throws IOException {
+        messageWithNote(key, value);
+    }
+
+    /** {@code mode writearound} with dirty blocks left is accepted, pending: the note says so. */
+    @Override
+    public String messageWithNote(String key, String value) throws IOException {
+        if ("mode".equals(key)) {
+            String note = modes.message(CacheMode.parse(value));
+            goAround = tunables.cleaner() || modes.around();
+            return note;
+        }
         switch (key) {
             case "flush", "writeback" -> {
                 try {
@@ -368,7 +378,6 @@ public final class WritecacheTarget implements CacheTarget {
                 }
             }
             case "commit" -> committer.commit();
-            case "mode" -> setMode(CacheMode.parse(value));
             case Actions.INVALIDATE -> invalidate(value);
             default -> {
                 if (ControllerBinding.isSetting(key)) {
@@ -376,7 +385,7 @@ public final class WritecacheTarget implements CacheTarget {
                     Tunables t = tunables;
                     background.binding().set("writecache", t.controller(), t.controllerTunables(), key, value);
                     background.controllerSettingChanged();
-                    return;
+                    return null;
                 }
                 if (!Tunables.KEYS.contains(key)) {
                     throw new InvalidArgumentException("writecache: no tunable or action '" + key + "'; tunables: "
@@ -385,10 +394,11 @@ public final class WritecacheTarget implements CacheTarget {
                 Tunables t = tunables.with(key, value);
                 tunables = t;
                 writes.batch = t.writebackBatch();
-                goAround = t.cleaner() || mode == CacheMode.WRITEAROUND || pending != null;
+                goAround = t.cleaner() || modes.around();
                 maybeWake();
             }
         }
+        return null;
     }
 
     /**
@@ -462,7 +472,7 @@ public final class WritecacheTarget implements CacheTarget {
 
     @Override
     public CacheMode mode() {
-        return mode;
+        return modes.mode();
     }
 
     @Override
@@ -472,24 +482,11 @@ public final class WritecacheTarget implements CacheTarget {
 
     @Override
     public void setMode(CacheMode m) throws IOException {
-        if (!supportedModes().contains(m)) {
-            throw new InvalidArgumentException("writecache: mode " + m.label() + " is not supported; use writeback or writearound");
+        try {
+            modes.set(m);
+        } finally {
+            goAround = tunables.cleaner() || modes.around();
         }
-        if (m == CacheMode.WRITEBACK) {
-            pending = null;
-            goAround = tunables.cleaner();
-            mode = m;
-            return;
-        }
-        goAround = true;
-        long dirty = dirtyBlocks();
-        if (dirty > 0) {
-            pending = m;
-            throw new InvalidArgumentException("writecache: " + dirty + " dirty blocks remain; new writes now go around;"
-                    + " write everything back (cache:writeback), then switch to " + m.label());
-        }
-        pending = null;
-        mode = m;
     }
 
     @Override

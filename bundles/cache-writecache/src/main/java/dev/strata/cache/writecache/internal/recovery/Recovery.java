@@ -1,5 +1,6 @@
 package dev.strata.cache.writecache.internal.recovery;
 
+import dev.strata.cache.support.device.CacheWindow;
 import dev.strata.cache.support.units.Iec;
 import dev.strata.api.BlockDevice;
 import dev.strata.api.InvalidArgumentException;
@@ -97,9 +98,7 @@ public final class Recovery {
                         + "format=true to format it (its contents are lost, dirty blocks included)");
             }
             if (!format) {
-                throw new InvalidArgumentException("writecache: the cache device belongs to another backing device ("
-                        + Iec.exact(sb.backingSize()) + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId())
-                        + "); name that backing device, or pass format=true to format it (its contents are lost)");
+                throw otherBacking(sb, backing, backingId, cache);
             }
             sb = null;
         }
@@ -147,9 +146,65 @@ public final class Recovery {
     }
 
     private static InvalidArgumentException tooSmall(BlockDevice cache, int bs) {
-        return new InvalidArgumentException("writecache: the cache device has " + Iec.size(cache.size())
+        return new InvalidArgumentException("writecache: " + CacheWindow.has(cache)
                 + ", too little for one slot of " + Iec.atLeast(bs) + "; at least "
-                + Iec.atLeast(Layout.minimumCacheBytes(bs)) + " are needed; use a larger cache device");
+                + Iec.atLeast(Layout.minimumCacheBytes(bs)) + " are needed; " + CacheWindow.larger(cache));
+    }
+
+    /**
+     * The refusal of a cache device formatted for another backing device, advice first. The
+     * factory knows device identities, not the names behind them, so the devices are described by
+     * size and identity. A cache with nothing dirty on it (what cache:detach leaves) loses nothing
+     * to a format, and the line says so; one with dirty blocks must go back to its own device.
+     */
+    private static InvalidArgumentException otherBacking(Superblock sb, BlockDevice backing, String backingId,
+            BlockDevice cache) {
+        String theirs = Iec.exact(sb.backingSize()) + (sb.backingId().isEmpty() ? "" : ", id " + sb.backingId());
+        String ours = Iec.exact(backing.size()) + (backingId == null || backingId.isEmpty() ? "" : ", id " + backingId);
+        long dirty = dirtyBlocks(sb, cache);
+        if (dirty == 0) {
+            return new InvalidArgumentException("writecache: pass format=true to use this cache device here (nothing is lost): it"
+                    + " was detached from another backing device (" + theirs + "; this one: " + ours
+                    + ") with every block written back");
+        }
+        return new InvalidArgumentException("writecache: name the cache device's own backing device (" + theirs + ") as backing="
+                + " to keep its dirty blocks, or pass"
+                + " format=true to format it (its contents are lost): it belongs to another backing device, not this one ("
+                + ours + ")");
+    }
+
+    /**
+     * The committed entries a superblock's metadata holds (dirty blocks; an overwritten block may
+     * count twice), or -1 when a sector does not check out.
+     */
+    private static long dirtyBlocks(Superblock sb, BlockDevice cache) {
+        Layout layout = sb.layout();
+        long sectors = layout.metadataSectors();
+        long backingBlocks = sb.backingSize() / sb.blockSize();
+        ByteBuffer buf = ByteBuffer.allocate(READ_SECTORS * Layout.SECTOR).order(ByteOrder.LITTLE_ENDIAN);
+        long dirty = 0;
+        try {
+            for (long first = 0; first < sectors; first += READ_SECTORS) {
+                int n = (int) Math.min(READ_SECTORS, sectors - first);
+                buf.clear().limit(n * Layout.SECTOR);
+                cache.read(Layout.sectorOffset(first), buf);
+                for (int i = 0; i < n; i++) {
+                    MetadataSector.check(buf, i * Layout.SECTOR, first + i, layout.slots(), backingBlocks);
+                    for (int k = 0; k < Layout.ENTRIES_PER_SECTOR; k++) {
+                        if ((first + i) * Layout.ENTRIES_PER_SECTOR + k >= layout.slots()) {
+                            break;
+                        }
+                        if (MetadataSector.entryBlock(buf, i * Layout.SECTOR, k) != MetadataSector.FREE
+                                && MetadataSector.entrySeq(buf, i * Layout.SECTOR, k) < sb.seqCount()) {
+                            dirty++;
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException | FormatException e) {
+            return -1;
+        }
+        return dirty;
     }
 
     private static boolean sameBacking(Superblock sb, BlockDevice backing, String backingId) {
@@ -157,18 +212,42 @@ public final class Recovery {
                 && (backingId == null || sb.backingId().isEmpty() || sb.backingId().equals(backingId));
     }
 
+    /** The block sizes a writecache can be formatted with. */
+    private static final int[] BLOCK_SIZES = {512, 4096};
+
+    /**
+     * {@code bs} must be at least both devices' block sizes and divide the backing device's size.
+     * The advice names a block size that satisfies all three, or — when neither does — says so
+     * in one line instead of sending the user from one refusal to the other.
+     */
     private static void checkBlockSize(int bs, BlockDevice backing, BlockDevice cache) {
-        for (BlockDevice d : new BlockDevice[] {backing, cache}) {
-            if (d.blockSize() > bs) {
-                throw new InvalidArgumentException("writecache: block_size=" + bs + " is smaller than the "
-                        + (d == backing ? "backing" : "cache") + " device's block size " + d.blockSize()
-                        + "; use block_size=" + d.blockSize());
+        boolean small = backing.blockSize() > bs || cache.blockSize() > bs;
+        if (!small && backing.size() % bs == 0) {
+            return;
+        }
+        int fits = 0;
+        for (int b : BLOCK_SIZES) {
+            if (b >= backing.blockSize() && b >= cache.blockSize() && backing.size() % b == 0) {
+                fits = b;
+                break;
             }
         }
-        if (backing.size() % bs != 0) {
+        if (fits == 0) {
+            int floor = Math.max(backing.blockSize(), cache.blockSize());
             throw new InvalidArgumentException("writecache: the backing device's size " + Iec.exact(backing.size())
-                    + " is not a multiple of block_size=" + bs + "; use block_size=512");
+                    + " is not a multiple of the " + (floor == cache.blockSize() && floor > backing.blockSize() ? "cache" : "backing")
+                    + " device's block size " + floor + ": writecache cannot cache it (its blocks are 512 or 4096 bytes, at least"
+                    + " either device's block size); use a backing device whose size is a multiple of " + floor
+                    + (floor > 512 && cache.blockSize() == floor && backing.blockSize() < floor ? ", or a cache device with 512-byte blocks" : ""));
         }
+        if (small) {
+            BlockDevice d = backing.blockSize() > bs ? backing : cache;
+            throw new InvalidArgumentException("writecache: block_size=" + bs + " is smaller than the "
+                    + (d == backing ? "backing" : "cache") + " device's block size " + d.blockSize()
+                    + "; use block_size=" + fits);
+        }
+        throw new InvalidArgumentException("writecache: the backing device's size " + Iec.exact(backing.size())
+                + " is not a multiple of block_size=" + bs + "; use block_size=" + fits);
     }
 
     /**

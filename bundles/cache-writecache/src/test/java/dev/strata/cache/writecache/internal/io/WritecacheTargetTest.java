@@ -333,6 +333,39 @@ class WritecacheTargetTest {
         }
     }
 
+    /**
+     * The message {@code mode writearound} on a dirty cache is accepted with a note (not an error
+     * that changed state): new writes go around, the switch waits for the dirty blocks and then
+     * completes by itself, so that "mode writearound; flush 1; reload" runs as a script;
+     * {@code mode writeback} meanwhile says it cancels the pending switch.
+     */
+    @Test
+    void modeWritearoundWhileDirtyIsPendingWithANote() throws Exception {
+        try (WritecacheTarget t = open(64)) {
+            t.write(0, data(2, 1), 0);
+            assertEquals("pending: new writes go around from now on; the mode becomes writearound once the 2 dirty blocks"
+                    + " are written back (flush 1, or cache:writeback)", t.messageWithNote("mode", "writearound"));
+            assertEquals(CacheMode.WRITEBACK, t.mode());
+            assertEquals("writearound", t.status().get(CacheTarget.Keys.MODE_PENDING));
+            t.write(10 * BS, data(1, 2), 0);
+            assertEquals(2, t.cachedBlocks(), "new writes go around while it is pending");
+            assertEquals("cancels the pending switch to writearound: new writes are cached again",
+                    t.messageWithNote("mode", "writeback"));
+            assertNull(t.status().get(CacheTarget.Keys.MODE_PENDING));
+            t.write(12 * BS, data(1, 3), 0);
+            assertEquals(3, t.cachedBlocks(), "cached again");
+            assertNull(t.messageWithNote("mode", "writeback"), "already writeback: nothing to say");
+            t.message("mode", "writearound"); // dev:message's path without the note: no exception either
+            t.message("flush", "1");
+            assertEquals(CacheMode.WRITEAROUND, t.mode(), "the switch completed once nothing was dirty");
+            assertNull(t.status().get(CacheTarget.Keys.MODE_PENDING));
+            assertEquals("writearound", t.status().get(CacheTarget.Keys.MODE));
+            assertNull(t.messageWithNote("mode", "writearound"));
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> t.message("mode", "writethrough"));
+            assertEquals("writecache: mode writethrough is not supported; use writeback or writearound", e.getMessage());
+        }
+    }
+
     @Test
     void modesAndTunables() throws Exception {
         try (WritecacheTarget t = open(64)) {

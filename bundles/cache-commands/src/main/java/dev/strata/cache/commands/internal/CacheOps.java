@@ -84,12 +84,14 @@ final class CacheOps {
     /** {@code cache:set}: refuses a device that is not a cache before the manager sees the key. */
     String set(String device, String key, String value, boolean persist) throws IOException, Cancelled {
         call(device, t -> null);
-        manager.message(device, key, value, persist);
+        // the target's note: a change accepted that takes effect later (writecache's mode writearound
+        // while dirty is pending until the dirty blocks are written back)
+        String note = manager.messageWithNote(device, key, value, persist);
         // the manager keeps only what the cache reports in its status (a setting); say so for the rest,
         // or "rc0: threshold=4" reads as kept while a policy's tunable is not (docs/readcache.md)
         Map<String, String> status = manager.status(device);
         boolean action = status != null && !status.containsKey(key);
-        return Render.set(device, key, value, persist, action);
+        return Render.set(device, key, value, persist, action) + (note == null || note.isBlank() ? "" : " (" + note + ")");
     }
 
     /** {@code cache:writeback}: every dirty block, with a progress line on {@code out}. */
@@ -139,7 +141,7 @@ final class CacheOps {
 
     /** {@code cache:mode DEV}: the mode and the supported ones. */
     String mode(String device) throws IOException, Cancelled {
-        return call(device, t -> Render.modes(device, t.mode(), t.supportedModes()));
+        return call(device, t -> Render.modes(device, t.mode(), pending(t), t.dirtyBlocks(), t.supportedModes()));
     }
 
     /**
@@ -159,6 +161,12 @@ final class CacheOps {
             chosen[0] = mode;
             if (!t.supportedModes().contains(mode)) {
                 throw new InvalidArgumentException(Render.unsupported(device, mode, t.supportedModes()));
+            }
+            String pending = pending(t);
+            if (old == mode && pending != null && !pending.equals(mode.label())) {
+                // the mode reads writeback while a switch away from it waits for the dirty blocks:
+                // asking for writeback again cancels that switch (the message below sets it)
+                return Render.pendingCancelled(device, mode, pending);
             }
             if (old == mode) {
                 return Render.modeChanged(device, mode, old);
@@ -188,6 +196,13 @@ final class CacheOps {
             manager.message(device, persistKey[0], chosen[0].label(), true);
         }
         return done;
+    }
+
+    /** The mode a cache is switching to once its dirty blocks are written back, or null. */
+    private static String pending(dev.strata.api.CacheTarget t) {
+        Map<String, String> status = t.status();
+        String p = status == null ? null : status.get(dev.strata.api.CacheTarget.Keys.MODE_PENDING);
+        return p == null || p.isBlank() ? null : p.trim();
     }
 
     /** The mode a word names, or null. */

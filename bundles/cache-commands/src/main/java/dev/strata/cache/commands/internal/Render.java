@@ -70,19 +70,28 @@ final class Render {
         String pending = s.text(Keys.MODE_PENDING).trim();
         if (!pending.isEmpty()) {
             // the mode still reads writeback, but new writes already go around: say both at a glance
-            sb.append(" (new writes go around until the dirty blocks are written back; then set mode ").append(pending)
-                    .append(" again)");
+            sb.append(" (switching to ").append(pending)
+                    .append(" once the dirty blocks are written back; new writes go around)");
         }
         sb.append(", ").append(bytes(s.cachedBlocks() * bs, raw)).append(" of ").append(bytes(s.capacityBlocks() * bs, raw))
                 .append(" cached (").append(percent(s.cachedBlocks(), s.capacityBlocks())).append(')');
-        sb.append(", ").append(bytes(s.dirtyBlocks() * bs, raw)).append(" dirty");
+        // a cache that never holds dirty data (a readcache) reports no writeback at all: "0 B dirty"
+        // and "clean" would only be noise there
+        boolean writes = s.dirtyBlocks() != 0 || s.values().containsKey(Keys.WRITEBACK_RATE)
+                || s.values().containsKey(Keys.WRITEBACK_ERROR);
+        if (writes) {
+            sb.append(", ").append(bytes(s.dirtyBlocks() * bs, raw)).append(" dirty");
+        }
         long hits = s.number(Keys.READ_HITS);
         long misses = s.number(Keys.READ_MISSES);
         if (hits >= 0 && misses >= 0) {
             sb.append(", ").append(hits + misses == 0 ? "no reads yet" : "read hits " + percent(hits, hits + misses));
         }
-        sb.append(", ").append(writebackState(s, raw));
-        long r99 = s.number(Keys.READ_LATENCY_P99);
+        if (writes) {
+            sb.append(", ").append(writebackState(s, raw));
+        }
+        // no read yet: a p99 of 0 µs would read as a figure
+        long r99 = hits == 0 && misses == 0 ? -1 : s.number(Keys.READ_LATENCY_P99);
         long w99 = s.number(Keys.WRITE_LATENCY_P99);
         if (r99 >= 0 || w99 >= 0) {
             sb.append(", p99");
@@ -243,7 +252,19 @@ final class Render {
     // ---- cache:mode and cache:detach
 
     static String modes(String device, CacheMode mode, java.util.Set<CacheMode> supported) {
-        return device + ": " + mode.label() + " (supported: " + labels(supported) + ")";
+        return modes(device, mode, null, 0, supported);
+    }
+
+    /** {@code pending}: the mode it switches to once its {@code dirty} blocks are written back, or null. */
+    static String modes(String device, CacheMode mode, String pending, long dirty, java.util.Set<CacheMode> supported) {
+        String switching = pending == null ? "" : ", switching to " + pending + " once its " + count(dirty) + " dirty "
+                + (dirty == 1 ? "block is" : "blocks are") + " written back (new writes go around)";
+        return device + ": " + mode.label() + switching + " (supported: " + labels(supported) + ")";
+    }
+
+    /** {@code cache:mode DEV MODE} for the mode it has while a switch away from it is pending. */
+    static String pendingCancelled(String device, CacheMode mode, String pending) {
+        return device + ": " + mode.label() + " (cancels the pending switch to " + pending + ": new writes are cached again)";
     }
 
     static String labels(java.util.Set<CacheMode> modes) {

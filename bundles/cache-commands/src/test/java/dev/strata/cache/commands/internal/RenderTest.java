@@ -91,12 +91,40 @@ class RenderTest {
         assertTrue(Render.summary(status(v, 1024), false).contains(", writeback failing (3 errors; log:tail shows them), "));
         // a refused switch to writearound: the mode is writeback, new writes already go around
         v.put(Keys.MODE_PENDING, "writearound");
-        assertTrue(Render.summary(status(v, 1024), false).startsWith("wb0: writeback (new writes go around until the "
-                + "dirty blocks are written back; then set mode writearound again), "), Render.summary(status(v, 1024), false));
+        assertTrue(Render.summary(status(v, 1024), false).startsWith("wb0: writeback (switching to writearound "
+                + "once the dirty blocks are written back; new writes go around), "), Render.summary(status(v, 1024), false));
         v.remove(Keys.MODE_PENDING);
         v.put(Keys.WRITEBACK_ERROR, "");
         assertEquals("wb0: writeback, 16777216 B of 33554432 B cached (50%), 0 B dirty, read hits 87%, clean, "
                 + "p99 read 120 µs / write 2.5 ms", Render.summary(status(v, 0), true));
+    }
+
+    @Test
+    void aCacheThatNeverHoldsDirtyDataShowsNoDirtyOrWritebackFigures() {
+        // a readcache reports neither a writeback rate nor a writeback error
+        Map<String, String> v = new LinkedHashMap<>(Map.of(Keys.READ_HITS, "3", Keys.READ_MISSES, "1",
+                Keys.READ_LATENCY_P99, "120"));
+        assertEquals("wb0: writeback, 16.0 MiB of 32.0 MiB cached (50%), read hits 75%, p99 read 120 µs",
+                Render.summary(status(v, 0), false));
+        v.put(Keys.READ_HITS, "0");
+        v.put(Keys.READ_MISSES, "0");
+        assertEquals("wb0: writeback, 16.0 MiB of 32.0 MiB cached (50%), no reads yet", Render.summary(status(v, 0), false));
+        v.put(Keys.READ_HITS, "3");
+        v.put(Keys.READ_MISSES, "1");
+        v.put(Keys.WRITEBACK_RATE, "0"); // a cache that writes back: its dirty figure and state are shown
+        assertTrue(Render.summary(status(v, 0), false).contains(", 0 B dirty, read hits 75%, clean, "),
+                Render.summary(status(v, 0), false));
+    }
+
+    @Test
+    void aPendingModeSwitchIsShownAndAskingForTheModeAgainCancelsIt() {
+        java.util.Set<CacheMode> modes = java.util.EnumSet.of(CacheMode.WRITEBACK, CacheMode.WRITEAROUND);
+        assertEquals("disk: writeback, switching to writearound once its 7,680 dirty blocks are written back "
+                + "(new writes go around) (supported: writeback, writearound)",
+                Render.modes("disk", CacheMode.WRITEBACK, "writearound", 7680, modes));
+        assertEquals("disk: writeback (supported: writeback, writearound)", Render.modes("disk", CacheMode.WRITEBACK, modes));
+        assertEquals("disk: writeback (cancels the pending switch to writearound: new writes are cached again)",
+                Render.pendingCancelled("disk", CacheMode.WRITEBACK, "writearound"));
     }
 
     @Test

@@ -82,7 +82,12 @@ final class Attacher {
         core.operations.lockOp(d);
         try {
             String before = d.lastError;
-            String report = attachLocked(d, entry, key, arguments, lowerName);
+            String report;
+            try {
+                report = attachLocked(d, entry, key, arguments, lowerName);
+            } catch (InvalidArgumentException e) {
+                throw withoutAllowed(e, key);
+            }
             d.clearErrorNotedBefore(before);
             return report;
         } finally {
@@ -289,6 +294,30 @@ final class Attacher {
                     + "--lower NAME");
         }
         return DeviceDefinition.checkName(n);
+    }
+
+    /**
+     * The factory's "unknown argument …; allowed: a, b, …" refusal ({@link dev.strata.api.TargetArguments#of})
+     * without {@code key} in the list: attach sets the backing argument itself and refuses it when
+     * given, so offering it would send the user in a circle.
+     */
+    static InvalidArgumentException withoutAllowed(InvalidArgumentException e, String key) {
+        String m = e.getMessage();
+        int at = m == null ? -1 : m.indexOf("; allowed: ");
+        if (at < 0) {
+            return e;
+        }
+        int from = at + "; allowed: ".length();
+        int end = m.indexOf(';', from);
+        String list = end < 0 ? m.substring(from) : m.substring(from, end);
+        java.util.List<String> keys = new java.util.ArrayList<>(java.util.Arrays.asList(list.split(", ")));
+        if (!keys.remove(key)) {
+            return e;
+        }
+        InvalidArgumentException out = new InvalidArgumentException(m.substring(0, from) + String.join(", ", keys)
+                + (end < 0 ? "" : m.substring(end)));
+        out.setStackTrace(e.getStackTrace());
+        return out;
     }
 
     private static String backingArgument(FactoryEntry e) {

@@ -81,6 +81,20 @@ class AttachTest extends ManagerFixture {
     }
 
     @Test
+    void anUnknownArgumentsAllowedListLeavesOutTheBackingKeyAttachRefuses() {
+        // a trial: "allowed: backing, cache, …" sent the user to backing=, which attach refuses
+        dev.strata.api.InvalidArgumentException e = new dev.strata.api.InvalidArgumentException(
+                "writecache: unknown argument 'bogus'; allowed: backing, block_size, cache, format");
+        assertEquals("writecache: unknown argument 'bogus'; allowed: block_size, cache, format",
+                Attacher.withoutAllowed(e, "backing").getMessage());
+        assertEquals("x: unknown argument 'y'; allowed: cache, origin; see docs",
+                Attacher.withoutAllowed(new dev.strata.api.InvalidArgumentException(
+                        "x: unknown argument 'y'; allowed: cache, origin, zz; see docs"), "zz").getMessage());
+        dev.strata.api.InvalidArgumentException other = new dev.strata.api.InvalidArgumentException("cache0 is busy");
+        assertEquals(other, Attacher.withoutAllowed(other, "backing"), "any other refusal is passed on as it is");
+    }
+
+    @Test
     void formatTrueIsForTheAttachsOwnBuildOnly() throws Exception {
         // kept, a later start would format a cache whose superblock got damaged, dirty blocks and all
         DeviceHandle h = base();

@@ -30,9 +30,20 @@ import dev.strata.api.Target;
  * closed. A failure before the commit resumes the old target and closes the new one.</li>
  * <li><b>In place</b> — the new target reuses a lower device of the old (the same cache device):
  * the two cannot run at once, so inside the pause the old target is suspended, checked, flushed and
- * <em>closed</em> (its cache device released, everything durable), the new definition stored (the
- * commit), and only then the new target built (formatting the released device if asked) and
- * installed. A failure before the commit reopens the old target from its definition. When the new
+ * <em>closed</em> (its cache device released, everything durable), then two orders again:
+ * <ul>
+ * <li><em>without a format</em> (the old state adopted, or no {@code format=true}): the new target
+ * built over the released devices, then its definition stored (the commit), then installed. A build
+ * that fails on what it finds there (a readcache formatted with another {@code block_size}) is
+ * undone: the old target reopened from the stored definition — still the old one — over its devices,
+ * which the failed build did not write (see {@link #buildThenCommit}), and the switch refused in one
+ * line. Only if the old target cannot be reopened either is the new definition stored after all and
+ * the device left waiting for it.</li>
+ * <li><em>with a format</em>: the new definition stored (the commit), and only then the new target
+ * built (formatting the released device) and installed; a build that fails now leaves the device
+ * waiting for it (the old cache's contents are what the format drops).</li>
+ * </ul>
+ * A failure before the commit reopens the old target from its definition. When the new
  * target formats ({@code format=true} among the first-build arguments, not adopted), the gate does
  * not stay closed for its build: after the commit a {@link Bridge} serves every request from the
  * backing device (the old cache was clean and is closed, and what the new one finds on the device
@@ -44,7 +55,9 @@ import dev.strata.api.Target;
  * <h2>Crash at any point</h2>
  * The stored definition is the old one until the commit and the new one after it. Before the
  * commit a restart reopens the old target over its intact devices (in place: nothing was formatted
- * yet). After it the new target is built at start — with the first-build arguments (a format of the
+ * yet; without a format, also after the new target's build and before its store: that build wrote
+ * nothing the old target's open would not read as after a restart, and no request reached it —
+ * see {@link #buildThenCommit}). After it the new target is built at start — with the first-build arguments (a format of the
  * released cache device), which are stored with the commit and dropped by a second store once the
  * first build succeeded. Because the old target was clean at the commit (or its state adopted),
  * the backing device (or the adopting target) holds every block either way.
@@ -57,7 +70,8 @@ final class Switcher {
     /**
      * A hook for tests, called with the phase reached: {@code built} (alongside, before the pause: a
      * throw takes the rollback path), {@code closed} (in place, the old target closed, before the
-     * commit: a throw reopens the old one), {@code committed} (after the commit: must not throw).
+     * commit and, without a format, before the new target's build: a throw reopens the old one),
+     * {@code committed} (after the commit: must not throw).
      */
     volatile Attacher.PhaseHook hook = phase -> { };
 
@@ -294,6 +308,10 @@ final class Switcher {
         d.target = null;
         d.factory = null;
         life.closeQuietly(d, old);
+        if (!formats) {
+            buildThenCommit(d, oldEntry, oldDef, oldLowers, entry, def, firstDef, newLowers, adopted, closed);
+            return;
+        }
         try {
             hook.reached("closed");
             if (d.persistent) {
@@ -327,13 +345,9 @@ final class Switcher {
                     e.addSuppressed(f);
                 }
             }
-            // committed: the stored definition is the new one; the device waits for it (a restart or
-            // a dev:reload retries). The old target was clean, so the backing device has every block.
-            d.lastError = "switch to " + entry.type() + " committed, but its build failed: " + e.getMessage();
-            d.waitingFor = BUILD_FAILED; // the type is there: its build is what failed (last_error says how)
-            LOG.error("device {}: {}", d.name, d.lastError);
-            throw new IOException(d.name + ": " + d.lastError + "; the device waits (its data is on its backing "
-                    + "device); fix the cause and dev:reload it", e);
+            // committed, and the new target formats: the old one's contents are what it was told to
+            // drop, and its format may have begun. The old target was clean: the backing device has every block.
+            throw waiting(d, entry, e.getMessage(), false, e);
         }
         if (b == null) {
             life.attach(d, entry, t);
@@ -359,6 +373,123 @@ final class Switcher {
         d.lastSwapPauseNanos = Math.max(firstPause, System.nanoTime() - second);
         LOG.info("device {}: served by its backing device while {} was built ({} ms)", d.name, entry.type(),
                 (second - closed - firstPause) / 1_000_000);
+    }
+
+    /**
+     * In place without a format (the old state adopted, or no {@code format=true}): the new target is
+     * built over the released devices first, and its definition stored (the commit) only once the
+     * build succeeded, so a build that fails on what it finds there (a readcache formatted with
+     * another block size, a cache device holding what the new policy refuses without a format) is
+     * undone: the old target reopened from the stored definition, which is still the old one.
+     * <p>
+     * <b>Why the failed build left the devices as the old target closed them.</b> Without a format
+     * the three caches' opens refuse before their first write: readcache ({@code Opener.open}) reads
+     * the superblock, checks it against the arguments and the origin, then only reads the metadata
+     * ({@code Recovery.load}); writecache ({@code recovery.Recovery.open}) reads the superblock and
+     * checks it, reads every metadata sector ({@code load}: a bad one is an error before anything is
+     * written), and only then commits what recovery dropped — a commit of the writecache's own
+     * crash-safe protocol, which any writecache open recovers as after a power cut; writeboost
+     * ({@code CacheOpener.open}) checks the superblock and its records, then recovery reads headers
+     * and flushes. Each formats on its own only a <em>blank</em> device (superblock all zeroes),
+     * which a cache device just released by a cache target is not: all three keep their superblock
+     * at offset 0.
+     * <p>
+     * <b>A crash between the build and the store</b> restarts with the old definition over what the
+     * new target's open left: the old target was clean at the close (or its state is adopted, which
+     * means the same policy over the same devices), the new one has served no request (the gate is
+     * closed until after the store), and what its open may have written is its own policy's
+     * recovery, which the old definition's open — the same policy, or, not adopting, a state with
+     * every block on the backing device — reads as a restart would. So a crash at any point comes
+     * back with a valid target: the old one until the store, the new one after it.
+     */
+    private void buildThenCommit(MappedDevice d, FactoryEntry oldEntry, DeviceDefinition oldDef, List<String> oldLowers,
+            FactoryEntry entry, DeviceDefinition def, DeviceDefinition firstDef, List<String> newLowers,
+            boolean adopted, long closed) throws IOException {
+        Lifecycle life = core.lifecycle;
+        try {
+            hook.reached("closed");
+        } catch (RuntimeException e) {
+            reopen(d, oldEntry, oldDef, oldLowers);
+            throw e;
+        }
+        Target t;
+        try {
+            t = life.build(d, entry, firstDef, newLowers);
+        } catch (IOException | RuntimeException e) {
+            throw undo(d, oldEntry, oldDef, oldLowers, entry, def, firstDef, adopted, e);
+        }
+        try {
+            if (d.persistent) {
+                core.store.save(d, firstDef);
+            }
+        } catch (IOException | RuntimeException e) {
+            life.closeQuietly(d, t);
+            reopen(d, oldEntry, oldDef, oldLowers);
+            throw e;
+        }
+        d.definition = def;
+        hook.reached("committed");
+        life.attach(d, entry, t);
+        d.lastSwapPauseNanos = System.nanoTime() - closed;
+    }
+
+    /**
+     * The new target's build failed, nothing stored: the old target reopened over its devices and a
+     * one-line refusal returned. Only if the old one cannot be reopened either is the switch
+     * committed after all and the device left waiting for the new target, as before the undo.
+     *
+     * @return the failure to throw (an argument refusal of the factory is thrown here, as itself)
+     */
+    private IOException undo(MappedDevice d, FactoryEntry oldEntry, DeviceDefinition oldDef, List<String> oldLowers,
+            FactoryEntry entry, DeviceDefinition def, DeviceDefinition firstDef, boolean adopted, Exception e) {
+        String why = e.getMessage() == null ? e.toString() : e.getMessage();
+        // a Ctrl-C that cut the build short must not cut the reopen short too (a file channel closes
+        // on an interrupt); it is set again for the caller, which reports a cancel
+        boolean interrupted = Thread.interrupted();
+        String notReopened;
+        try {
+            notReopened = reopen(d, oldEntry, oldDef, oldLowers);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (notReopened == null) {
+            String line = d.name + ": switch to " + entry.type() + " refused: " + why + "; " + d.name + " stays "
+                    + oldDef.type() + " as it was";
+            // info: the caller gets the line; nothing changed (and a warning from inside a command
+            // reaches Gogo's redirected stderr in the in-process tests)
+            LOG.info("device {}: switch to {} refused by its build ({}); the old {} target reopened", d.name,
+                    entry.type(), why, oldDef.type());
+            if (e instanceof InvalidArgumentException) {
+                InvalidArgumentException r = new InvalidArgumentException(line);
+                r.initCause(e);
+                throw r;
+            }
+            return new IOException(line, e);
+        }
+        try {
+            if (d.persistent) {
+                core.store.save(d, firstDef);
+            }
+        } catch (IOException | RuntimeException s) {
+            // the old definition stays stored; the device waits for it (reopen said why)
+            e.addSuppressed(s);
+            return new IOException(d.name + ": switch to " + entry.type() + " failed: " + why + "; " + d.lastError
+                    + "; fix the cause and dev:reload " + d.name, e);
+        }
+        d.definition = def;
+        return waiting(d, entry, why, adopted, e);
+    }
+
+    /** A build failed after the commit: the device waits for the new target (a restart or a dev:reload retries). */
+    private static IOException waiting(MappedDevice d, FactoryEntry entry, String why, boolean adopted, Exception e) {
+        d.lastError = "switch to " + entry.type() + " committed, but its build failed: " + why;
+        d.waitingFor = BUILD_FAILED; // the type is there: its build is what failed (last_error says how)
+        LOG.error("device {}: {}", d.name, d.lastError);
+        // not adopted, the old target was clean: the backing device has every block
+        return new IOException(d.name + ": " + d.lastError + "; the device waits (its data is on its "
+                + (adopted ? "cache and backing devices" : "backing device") + "); fix the cause and dev:reload it", e);
     }
 
     /**
@@ -405,8 +536,11 @@ final class Switcher {
         return b.view;
     }
 
-    /** Before the commit of an in-place switch: the old target reopened over its intact devices. */
-    private void reopen(MappedDevice d, FactoryEntry oldEntry, DeviceDefinition oldDef, List<String> oldLowers) {
+    /**
+     * Before the commit of an in-place switch: the old target reopened over its intact devices.
+     * Returns null, or why it could not be (the device then waits for it: last_error says so).
+     */
+    private String reopen(MappedDevice d, FactoryEntry oldEntry, DeviceDefinition oldDef, List<String> oldLowers) {
         FactoryEntry e = oldEntry != null && core.factories.registered(oldEntry) ? oldEntry
                 : core.factories.best(oldDef.type());
         try {
@@ -414,10 +548,12 @@ final class Switcher {
                 throw new IOException("no factory for '" + oldDef.type() + "'");
             }
             core.lifecycle.attach(d, e, core.lifecycle.build(d, e, oldDef, oldLowers));
+            return null;
         } catch (IOException | RuntimeException ex) {
             d.lastError = "switch failed and the old target could not be reopened: " + ex.getMessage();
             d.waitingFor = e == null ? "target type '" + oldDef.type() + "'" : BUILD_FAILED;
             LOG.error("device {}: {}", d.name, d.lastError);
+            return ex.getMessage() == null ? ex.toString() : ex.getMessage();
         }
     }
 

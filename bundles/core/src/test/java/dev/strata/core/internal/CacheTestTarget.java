@@ -46,6 +46,8 @@ public final class CacheTestTarget implements CacheTarget {
         final List<String> builtWithThreshold = new java.util.concurrent.CopyOnWriteArrayList<>();
         /** Every {@code key=value} message any target got, in order. */
         final List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** Builds whose arguments it matches are refused, as an open that finds the device unusable (null: none). */
+        volatile java.util.function.Predicate<Map<String, String>> refuse;
         /** Run with every message, before it is applied (null: nothing). */
         volatile java.util.function.Consumer<String> onMessage;
 
@@ -86,6 +88,11 @@ public final class CacheTestTarget implements CacheTarget {
         @Override
         public Target create(TargetContext context) {
             TargetArguments a = TargetArguments.of("tcache", context.arguments(), KEYS);
+            java.util.function.Predicate<Map<String, String>> r = refuse;
+            if (r != null && r.test(context.arguments())) {
+                throw new InvalidArgumentException("tcache: the cache device is formatted with threshold=10, not "
+                        + a.string("threshold", "10"));
+            }
             CacheTestTarget t = new CacheTestTarget(this, context.lowerDevice(a.string("backing")),
                     context.lowerDeviceId(a.string("backing")), a.string("threshold", "10"));
             builtWithThreshold.add(a.string("threshold", "(default)"));

@@ -119,7 +119,7 @@ final class SwitchOp {
                 // around and dropped the copy since (ResizeCommandTest[12] failed so under load); a
                 // refusal of another kind comes back the same on every try and ends with the last
                 if (adopted || attempt >= CacheOps.DRAIN_ATTEMPTS || !stillOld(device)) {
-                    throw CacheOps.failure(device, e, stillOld(device) ? restore(device, drained) : "");
+                    throw CacheOps.failure(device, e, stillOld(device) ? unlessSaid(e, restore(device, drained)) : "");
                 }
                 if (dirty(device) != 0) {
                     writtenBack += ops.call(device, t -> redrain(device, t, out));
@@ -135,7 +135,7 @@ final class SwitchOp {
                 if (interrupted && before) {
                     throw CacheOps.cancelled(out, device, verb, Render.cancelled(device, verb, writtenBack, 0) + restored);
                 }
-                throw CacheOps.failure(device, e, restored);
+                throw CacheOps.failure(device, e, unlessSaid(e, restored));
             }
         }
         return new Result(old, args, writtenBack, adopted, manager.status(device).get("last_swap_pause_us"));
@@ -225,7 +225,18 @@ final class SwitchOp {
         return manager.info(device).map(i -> i.state() == dev.strata.api.DeviceState.ACTIVE).orElse(false);
     }
 
+    /**
+     * The restore's words, but not a "nothing changed" after the manager's own "stays TYPE as it was"
+     * (an in-place build that failed and was undone).
+     */
+    private static String unlessSaid(Exception e, String restored) {
+        String m = e.getMessage();
+        return restored.equals(NOTHING_CHANGED) && m != null && m.endsWith(" as it was") ? "" : restored;
+    }
+
+    private static final String NOTHING_CHANGED = "; nothing changed";
+
     private String restore(String device, Drained d) {
-        return d.mode() == null ? "; nothing changed" : ops.restoreAfter(device, d.mode());
+        return d.mode() == null ? NOTHING_CHANGED : ops.restoreAfter(device, d.mode());
     }
 }

@@ -59,8 +59,11 @@ public final class WritebackBatcher implements AutoCloseable {
     /** How often a waiting caller asks its {@code abandon} check (only when it passed one). */
     static final long POLL_MILLIS = 20;
 
-    /** The abandon check of {@link #write(int, long[], int[], ByteBuffer, Backing)}: never. */
-    private static final BooleanSupplier NEVER = () -> false;
+    /**
+     * The abandon check that never abandons (that of {@link #write(int, long[], int[], ByteBuffer,
+     * Backing)}): the caller waits without polling, and only its interrupt cancels.
+     */
+    public static final BooleanSupplier NEVER = () -> false;
 
     /** Where the batch goes: the backing device. */
     @FunctionalInterface

@@ -9,6 +9,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Writes one batch of dirty blocks to the backing device: sorted by backing offset, adjacent full
@@ -30,10 +31,39 @@ import java.util.concurrent.TimeUnit;
  * thrown once the in-flight runs have ended. Each slot has its own staging buffer and the pool's
  * queue is an array: nothing is allocated per run beyond the buffer view that the sequential path
  * makes too. The pool's threads are daemons that end when idle, and {@link #close} ends them.
+ *
+ * <h2>Cancellation</h2>
+ * A batch is cancelled when the calling thread is interrupted while it submits or waits (Ctrl-C of
+ * {@code cache:writeback}, a detach or switch cancelled), or when the caller's {@code abandon}
+ * check turns true (a suspend or stop, a cancelled drain; polled every {@link #POLL_MILLIS} ms
+ * while the caller waits). Then no further run is submitted, every run in flight is interrupted
+ * (each slot records the pool thread running it, so a run blocked at a closed gate below or in a
+ * slow backing write gives up), and {@link #write} throws {@link InterruptedIOException} once
+ * those runs have ended — with the caller's interrupt status kept. Waiting for them is what
+ * lets the caller release the batch's blocks: a run still in flight afterwards could land an
+ * older copy on the backing device after a newer write that went around the cache. A backing
+ * write that ignores interrupts (a driver finishing its request first) is waited for; it ends on
+ * its own. The caller marks nothing clean for a cancelled batch and does not flush for it: every
+ * block of it stays dirty.
+ *
+ * <h2>Locking</h2>
+ * Each slot's {@code runner} is guarded by the slot's monitor: a run sets it before it starts
+ * and clears it, with the thread's interrupt status, before it frees the slot; a cancel
+ * interrupts it under the same monitor. So a cancel's interrupt reaches only the run it was
+ * meant for, never the pool thread's next task.
  */
 public final class WritebackBatcher implements AutoCloseable {
     /** Runs in flight that the caches use: enough for a disk queue to merge and reorder. */
     public static final int IN_FLIGHT = 4;
+
+    /** How often a waiting caller asks its {@code abandon} check (only when it passed one). */
+    static final long POLL_MILLIS = 20;
+
+    /**
+     * The abandon check that never abandons (that of {@link #write(int, long[], int[], ByteBuffer,
+     * Backing)}): the caller waits without polling, and only its interrupt cancels.
+     */
+    public static final BooleanSupplier NEVER = () -> false;
 
     /** Where the batch goes: the backing device. */
     @FunctionalInterface
@@ -53,6 +83,8 @@ public final class WritebackBatcher implements AutoCloseable {
     private final Slot[] slots;
     private final ArrayBlockingQueue<Slot> free;
     private volatile Throwable failure;
+    /** Whether the batch in progress was cancelled (calling thread only). */
+    private boolean cancelled;
 
     /** One run in flight: its target, its data view, its own staging buffer. */
     private final class Slot implements Runnable {
@@ -60,6 +92,8 @@ public final class WritebackBatcher implements AutoCloseable {
         Backing backing;
         long at;
         ByteBuffer src;
+        /** The pool thread running this slot's write; null between runs (guarded by this). */
+        private Thread runner;
 
         Slot(ByteBuffer stage) {
             this.stage = stage;
@@ -67,16 +101,31 @@ public final class WritebackBatcher implements AutoCloseable {
 
         @Override
         public void run() {
+            synchronized (this) {
+                runner = Thread.currentThread();
+            }
             try {
+                // a cancel sets the failure before it interrupts the runners: a run that starts
+                // after its interrupt went by sees the failure here and skips
                 if (failure == null) {
                     backing.write(at, src);
                 }
             } catch (Throwable e) {
                 fail(e);
             } finally {
+                synchronized (this) {
+                    runner = null;
+                    Thread.interrupted(); // a cancel's interrupt ends with this run
+                }
                 src = null;
                 backing = null;
                 free.add(this);
+            }
+        }
+
+        synchronized void interruptRunner() {
+            if (runner != null) {
+                runner.interrupt();
             }
         }
     }
@@ -177,6 +226,19 @@ public final class WritebackBatcher implements AutoCloseable {
      * @throws IOException              the backing device failed (some writes may have been issued)
      */
     public int write(int count, long[] blocks, int[] valid, ByteBuffer data, Backing backing) throws IOException {
+        return write(count, blocks, valid, data, backing, NEVER);
+    }
+
+    /**
+     * As {@link #write(int, long[], int[], ByteBuffer, Backing)}, cancelled (see the class
+     * comment) when the calling thread is interrupted or {@code abandon} turns true. The
+     * sequential path ({@code inFlight == 1}) writes in the calling thread, where the interrupt
+     * reaches the backing write itself; {@code backing} asks its own abandon check there.
+     *
+     * @throws InterruptedIOException the batch was cancelled; every run it started has ended
+     */
+    public int write(int count, long[] blocks, int[] valid, ByteBuffer data, Backing backing,
+            BooleanSupplier abandon) throws IOException {
         if (order.length < count) {
             order = new long[Math.max(count, 64)];
         }
@@ -194,17 +256,19 @@ public final class WritebackBatcher implements AutoCloseable {
         }
         long mask = (1L << shift) - 1;
         if (pool == null) {
-            return runs(count, blocks, valid, data, backing, mask);
+            return runs(count, blocks, valid, data, backing, mask, abandon);
         }
         failure = null;
+        cancelled = false;
         int writes;
         try {
-            writes = runs(count, blocks, valid, data, backing, mask);
+            writes = runs(count, blocks, valid, data, backing, mask, abandon);
         } finally {
-            awaitAll();
+            awaitAll(abandon);
         }
         Throwable f = failure;
         failure = null;
+        cancelled = false;
         if (f instanceof IOException e) {
             throw e;
         }
@@ -217,8 +281,8 @@ public final class WritebackBatcher implements AutoCloseable {
         return writes;
     }
 
-    private int runs(int count, long[] blocks, int[] valid, ByteBuffer data, Backing backing, long mask)
-            throws IOException {
+    private int runs(int count, long[] blocks, int[] valid, ByteBuffer data, Backing backing, long mask,
+            BooleanSupplier abandon) throws IOException {
         int writes = 0;
         int k = 0;
         while (k < count && failure == null) {
@@ -228,7 +292,7 @@ public final class WritebackBatcher implements AutoCloseable {
                 continue;
             }
             if (valid[idx] != full || !sorted) {
-                writes += writeSectors(blocks[idx], valid[idx], data, idx, backing);
+                writes += writeSectors(blocks[idx], valid[idx], data, idx, backing, abandon);
                 k++;
                 continue;
             }
@@ -241,7 +305,7 @@ public final class WritebackBatcher implements AutoCloseable {
                 run++;
             }
             long at = blocks[idx] * blockSize;
-            Slot slot = pool == null ? null : take();
+            Slot slot = pool == null ? null : take(abandon);
             if (slot == null && pool != null) {
                 break;
             }
@@ -264,7 +328,8 @@ public final class WritebackBatcher implements AutoCloseable {
     }
 
     /** One write per run of consecutive valid sectors of entry {@code idx}. */
-    private int writeSectors(long block, int bits, ByteBuffer data, int idx, Backing backing) throws IOException {
+    private int writeSectors(long block, int bits, ByteBuffer data, int idx, Backing backing, BooleanSupplier abandon)
+            throws IOException {
         int writes = 0;
         int base = idx * blockSize;
         int s = 0;
@@ -277,7 +342,7 @@ public final class WritebackBatcher implements AutoCloseable {
             while (e + 1 < sectors && (bits & (1 << (e + 1))) != 0) {
                 e++;
             }
-            Slot slot = pool == null ? null : take();
+            Slot slot = pool == null ? null : take(abandon);
             if (slot == null && pool != null) {
                 return writes;
             }
@@ -308,17 +373,24 @@ public final class WritebackBatcher implements AutoCloseable {
         }
     }
 
-    /** A free slot, or null when a run has failed (no more are submitted). */
-    private Slot take() throws IOException {
+    /**
+     * A free slot, or null when a run has failed or the batch is cancelled (no more are
+     * submitted): an interrupt of the caller or {@code abandon} while it waits cancels it.
+     */
+    private Slot take(BooleanSupplier abandon) {
         if (failure != null) {
             return null;
         }
         Slot s;
         try {
-            s = free.take();
+            s = next(abandon);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            fail(new InterruptedIOException("writeback interrupted"));
+            cancel("writeback interrupted");
+            return null;
+        }
+        if (s == null) {
+            cancel("writeback batch abandoned");
             return null;
         }
         if (failure != null) {
@@ -328,16 +400,54 @@ public final class WritebackBatcher implements AutoCloseable {
         return s;
     }
 
-    /** Waits until every slot is free again, i.e. every submitted run has ended. */
-    private void awaitAll() {
+    /** The next free slot; null once {@code abandon} says so. */
+    private Slot next(BooleanSupplier abandon) throws InterruptedException {
+        if (abandon == NEVER) {
+            return free.take();
+        }
+        while (!abandon.getAsBoolean()) {
+            Slot s = free.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
+            if (s != null) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Cancels the batch (calling thread): no further run is submitted (the failure is set first,
+     * so a run not yet started skips), and every run in flight is interrupted.
+     */
+    private void cancel(String why) {
+        if (cancelled) {
+            return;
+        }
+        cancelled = true;
+        fail(new InterruptedIOException(why));
+        for (Slot s : slots) {
+            s.interruptRunner();
+        }
+    }
+
+    /**
+     * Waits until every slot is free again, i.e. every submitted run has ended. An interrupt of
+     * the caller, or {@code abandon} turning true, cancels the batch and the wait goes on only
+     * for the interrupted runs to end; the caller's interrupt status is kept for afterwards.
+     */
+    private void awaitAll(BooleanSupplier abandon) {
         boolean interrupted = false;
         int got = 0;
         while (got < slots.length) {
             try {
-                free.take();
-                got++;
+                Slot s = !cancelled && abandon != NEVER ? free.poll(POLL_MILLIS, TimeUnit.MILLISECONDS) : free.take();
+                if (s != null) {
+                    got++;
+                } else if (!cancelled && abandon.getAsBoolean()) {
+                    cancel("writeback batch abandoned");
+                }
             } catch (InterruptedException e) {
                 interrupted = true;
+                cancel("writeback interrupted");
             }
         }
         for (Slot s : slots) {

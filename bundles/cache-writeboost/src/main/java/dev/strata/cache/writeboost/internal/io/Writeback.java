@@ -12,6 +12,7 @@ import dev.strata.cache.support.writeback.ControllerBinding;
 import dev.strata.cache.support.writeback.WritebackBatcher;
 import dev.strata.cache.writeboost.internal.format.Layout;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Map;
@@ -75,6 +76,14 @@ final class Writeback {
     private boolean abandoned() {
         return log.stopWriteback || log.writebackCancels != batchCancels;
     }
+
+    /**
+     * {@link #abandoned()} as the batcher's abandon check: polled while the writeback thread waits
+     * for the batch's runs, so that a stop or a cancelled writebackAll also interrupts the runs in
+     * flight (a run waiting at a suspended device's gate below had waited there for the gate's
+     * timeout, about two minutes, and the stop with it), not only the writes not yet issued.
+     */
+    private final java.util.function.BooleanSupplier abandonCheck = this::abandoned;
 
     /** Given the urgency by {@link #writebackRunOnce} before it collects the batch (a seam for tests). */
     volatile java.util.function.Consumer<Boolean> beforeCollect;
@@ -254,7 +263,7 @@ final class Writeback {
             } finally {
                 log.lock.unlock();
             }
-            if (e instanceof Abandoned) {
+            if (e instanceof Abandoned || (e instanceof InterruptedIOException && abandoned())) {
                 return false; // stopping or cancelled: not an error, nothing was written back
             }
             throw e;
@@ -324,7 +333,7 @@ final class Writeback {
         } finally {
             log.lock.unlock();
         }
-        stats.writebackWrites.add(batcher.write(count, wbKeys, wbValid, wbData, backingWriter));
+        stats.writebackWrites.add(batcher.write(count, wbKeys, wbValid, wbData, backingWriter, abandonCheck));
     }
 
     Tunables controllerTunablesOf;
@@ -393,6 +402,16 @@ final class Writeback {
         try {
             writebackAll(progress, writeback, stall, start);
         } catch (InterruptedException e) {
+            long d = stopForcing();
+            progress.update(d, Math.max(0, start - d));
+            throw e;
+        } catch (IOException e) {
+            if (!Thread.currentThread().isInterrupted() || !Cancellation.isCancellation(e)) {
+                throw e;
+            }
+            // interrupted in a batch this thread ran itself (no writeback daemon): the batcher
+            // gave up its runs and counted nothing; a cancel like any other (thrown as it came,
+            // with the interrupt kept: the commands read it as a cancel)
             long d = stopForcing();
             progress.update(d, Math.max(0, start - d));
             throw e;

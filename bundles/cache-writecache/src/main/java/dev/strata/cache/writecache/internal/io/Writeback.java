@@ -40,6 +40,14 @@ import java.util.function.BooleanSupplier;
  *     its FREE entry durable in the cache metadata, as before.
  * </ul>
  * Lock order: {@link #batchLock} → the committer's lock → slot lock → state monitor.
+ *
+ * <h2>Cancellation</h2>
+ * {@link #batchLock} is taken interruptibly (a caller queued behind a batch stuck at a closed gate
+ * below is cancelled by its interrupt), and the batcher ends a batch when its caller is
+ * interrupted or its abandon check turns true: the runs in flight are interrupted and waited for,
+ * then it throws {@link InterruptedIOException}. Such a batch is not flushed and frees nothing:
+ * its slots only leave {@link CacheState#underWriteback}, still dirty, once every run it started
+ * has ended.
  */
 final class Writeback {
     private final CacheState state;
@@ -53,7 +61,7 @@ final class Writeback {
     /** Sorted, merged backing writes, several in flight (one batch at a time: {@link #batchLock}). */
     private final WritebackBatcher batcher;
     private final WritebackBatcher.Backing backingWriter;
-    private static final BooleanSupplier NEVER = () -> false;
+    private static final BooleanSupplier NEVER = WritebackBatcher.NEVER;
     /**
      * The running batch's "abandon now" (the daemon's stop; {@link #NEVER} for the others), read by
      * the batcher's threads before each backing write: set per batch under {@link #batchLock}.
@@ -116,13 +124,13 @@ final class Writeback {
 
     /**
      * As {@link #oldest(int, long)}; once {@code abandon} says so, the batch issues no further
-     * backing write and no flush and marks nothing clean: it waits only for the writes already
-     * issued (their slots stay under writeback until then) and throws an
+     * backing write and no flush and marks nothing clean: it interrupts the writes already issued
+     * and waits for them to end (their slots stay under writeback until then) and throws an
      * {@link InterruptedIOException}. Its blocks stay dirty, written back later (or by the next
      * owner of the devices).
      */
     int oldest(int max, long maxSeq, BooleanSupplier abandon) throws IOException {
-        batchLock.lock();
+        lockBatch();
         try {
             this.abandon = abandon;
             grow(max);
@@ -167,7 +175,7 @@ final class Writeback {
      * counts into {@code done[0]}.
      */
     long inOrder(long from, int max, long[] done) throws IOException {
-        batchLock.lock();
+        lockBatch();
         try {
             grow(max);
             int n = 0;
@@ -195,6 +203,16 @@ final class Writeback {
             return at;
         } finally {
             batchLock.unlock();
+        }
+    }
+
+    /** Takes {@link #batchLock}; an interrupt while another batch holds it ends the wait. */
+    private void lockBatch() throws InterruptedIOException {
+        try {
+            batchLock.lockInterruptibly();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("writeback interrupted waiting for the batch in progress");
         }
     }
 
@@ -251,7 +269,7 @@ final class Writeback {
             }
             // the batcher sorts by backing block, merges adjacent blocks and keeps several runs in
             // flight; it returns once every run has ended, so the flush covers them all
-            batcher.write(n, blocks, valid, data, backingWriter);
+            batcher.write(n, blocks, valid, data, backingWriter, abandon);
             if (abandon.getAsBoolean()) {
                 throw abandoned(); // unflushed: nothing may be marked clean
             }

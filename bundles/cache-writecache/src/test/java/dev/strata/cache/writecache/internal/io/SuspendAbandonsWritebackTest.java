@@ -117,7 +117,8 @@ class SuspendAbandonsWritebackTest {
         backing.release(); // the writes already issued end; nothing more may be issued
         suspend.get(60, TimeUnit.SECONDS);
 
-        assertEquals(4, onBacking(), "the suspend let the batch go on writing back after the writes in flight");
+        // the writes in flight are interrupted (they may have passed the gate first): none issued after
+        assertTrue(onBacking() <= 4, "the suspend let the batch go on writing back after the writes in flight");
         assertEquals(BLOCKS, t.cachedBlocks(), "an abandoned batch marked blocks clean");
         assertEquals(0, stat(t, "written_back_blocks"));
         assertEquals(0, stat(t, "under_writeback"), "the abandoned batch's slots are still marked");

@@ -303,7 +303,7 @@ final class Attacher {
      */
     static InvalidArgumentException withoutAllowed(InvalidArgumentException e, String key) {
         String m = e.getMessage();
-        int at = m == null ? -1 : m.indexOf("; allowed: ");
+        int at = m == null || key == null ? -1 : m.indexOf("; allowed: ");
         if (at < 0) {
             return e;
         }

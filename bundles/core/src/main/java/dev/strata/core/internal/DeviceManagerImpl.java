@@ -340,13 +340,30 @@ public final class DeviceManagerImpl implements DeviceManager {
     @Override
     public boolean checkSwitch(String name, String type, Map<String, String> arguments, String backing,
             Map<String, String> firstBuild) throws IOException {
-        return core.switcher.check(name, type, arguments, backing, firstBuild);
+        try {
+            return core.switcher.check(name, type, arguments, backing, firstBuild);
+        } catch (dev.strata.api.InvalidArgumentException e) {
+            throw Attacher.withoutAllowed(e, backingKey(type)); // the switch keeps the backing argument itself
+        }
+    }
+
+    /** The backing argument of {@code type} ({@code backing}, {@code origin}), or null. */
+    private String backingKey(String type) {
+        try {
+            return core.factories.require(type).factory().backingArgument();
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     @Override
     public DeviceInfo switchTarget(String name, String type, Map<String, String> arguments, String backing,
             Map<String, String> firstBuild) throws IOException {
-        core.switcher.switchTarget(name, type, arguments, backing, firstBuild);
+        try {
+            core.switcher.switchTarget(name, type, arguments, backing, firstBuild);
+        } catch (dev.strata.api.InvalidArgumentException e) {
+            throw Attacher.withoutAllowed(e, backingKey(type));
+        }
         return info(name).orElseThrow(() -> DeviceGraph.unknownDevice(name));
     }
 

@@ -115,6 +115,22 @@ class ArgumentCheckTest extends ManagerFixture {
     }
 
     @Test
+    void aSwitchsUnknownArgumentListsTheAllowedKeysWithoutTheBackingOne() throws Exception {
+        // a trial: "allowed: backing, …", then backing= answered "leave out backing=" — a circle
+        cacheStack();
+        Target old = caches.last;
+        DeviceDefinition before = stored("wb0");
+        Map<String, String> bad = args("cache", "cache0", "bogus", "1");
+        for (org.junit.jupiter.api.function.Executable call : List.<org.junit.jupiter.api.function.Executable>of(
+                () -> m.checkSwitch("wb0", "tstrict", bad, "disk0", Map.of()),
+                () -> m.switchTarget("wb0", "tstrict", bad, "disk0", Map.of()))) {
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, call);
+            assertEquals("tcache: unknown argument 'bogus'; allowed: cache, format, threshold", e.getMessage()); // tstrict's lower devices are tcache's
+        }
+        unchanged(old, before);
+    }
+
+    @Test
     void inPlaceSwitchRefusesABadValueBeforeThePause() throws Exception {
         cacheStack();
         Target old = caches.last;

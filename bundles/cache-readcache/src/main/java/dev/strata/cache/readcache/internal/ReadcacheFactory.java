@@ -92,6 +92,11 @@ public final class ReadcacheFactory implements TargetFactory, PolicySource {
     @Override
     public List<String> lowerDevices(Map<String, String> arguments) {
         TargetArguments a = TargetArguments.of("readcache", arguments, allKeys(arguments));
+        if (!a.has("origin") && a.has("backing")) {
+            // writeboost's and writecache's word; "missing argument 'origin=…'" alone left the user guessing
+            throw new InvalidArgumentException("readcache: its backing device is named origin=, not backing=; use origin="
+                    + arguments.get("backing"));
+        }
         String origin = a.string("origin");
         String cache = a.string("cache");
         if (origin.equals(cache)) {

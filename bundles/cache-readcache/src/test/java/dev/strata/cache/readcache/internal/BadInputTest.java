@@ -57,6 +57,14 @@ class BadInputTest {
     }
 
     @Test
+    void backingGivenForOriginIsNamed() {
+        // writeboost's and writecache's word for it: a trial got only "missing argument 'origin=…'"
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> factory.lowerDevices(Map.of("backing", "rlw", "cache", "c3")));
+        assertEquals("readcache: its backing device is named origin=, not backing=; use origin=rlw", e.getMessage());
+    }
+
+    @Test
     void originEqualsCache() {
         InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                 () -> factory.lowerDevices(Map.of("origin", "o", "cache", "o")));
@@ -86,7 +94,7 @@ class BadInputTest {
             t.message("readahead", "off");
             assertEquals("0", t.status().get("readahead"));
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> t.message("readahead", "lots"));
-            assertEquals("readcache: readahead=lots is not a size; use bytes or a number with k, M, G or T", e.getMessage());
+            assertEquals("readcache: readahead=lots is not a size; use bytes or a number with k, M, G or T, or off", e.getMessage());
             e = assertThrows(InvalidArgumentException.class, () -> t.message("sequential_cutoff", "99999999999999999999"));
             assertEquals("readcache: sequential_cutoff=99999999999999999999 is out of range; allowed 0 bytes to 1 TiB",
                     e.getMessage());

@@ -72,7 +72,20 @@ public final class Tunable<T> {
         Tunable<Long> t = size(key, dflt, min, max, doc);
         Parser<Long> p = t.parser;
         return new Tunable<>(key, dflt, t.range + " (off: 0)", doc,
-                (type, k, v) -> v != null && v.trim().equalsIgnoreCase("off") ? 0L : p.parse(type, k, v), t.render);
+                (type, k, v) -> {
+                    if (v != null && v.trim().equalsIgnoreCase("off")) {
+                        return 0L;
+                    }
+                    try {
+                        return p.parse(type, k, v);
+                    } catch (dev.strata.api.InvalidArgumentException e) {
+                        // "readahead=on is not a size; use bytes or …": say that off is a value too
+                        if (e.getMessage() != null && e.getMessage().contains(" is not a size; ")) {
+                            throw new dev.strata.api.InvalidArgumentException(e.getMessage() + ", or off");
+                        }
+                        throw e;
+                    }
+                }, t.render);
     }
 
     /** A size in bytes ({@code 4096}, {@code 64k}, {@code 1M}, …) in {@code [min, max]}. */

@@ -35,6 +35,12 @@ public final class Tools {
     }
 
     public static Result run(Path workDir, String... command) throws IOException, InterruptedException {
+        return runWithin(300, workDir, command);
+    }
+
+    /** Runs and fails the test if the command does not finish within {@code seconds}. */
+    public static Result runWithin(long seconds, Path workDir, String... command)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(Arrays.asList(command));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         if (workDir != null) {
@@ -43,10 +49,10 @@ public final class Tools {
         Path out = Files.createTempFile("nbd-tool", ".out");
         pb.redirectOutput(out.toFile());
         Process p = pb.start();
-        if (!p.waitFor(300, TimeUnit.SECONDS)) {
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             p.waitFor(30, TimeUnit.SECONDS);
-            fail(String.join(" ", cmd) + " did not finish within 300 s:\n" + Files.readString(out));
+            fail(String.join(" ", cmd) + " did not finish within " + seconds + " s:\n" + Files.readString(out));
         }
         String text = Files.readString(out, StandardCharsets.UTF_8);
         Files.deleteIfExists(out);

@@ -45,6 +45,8 @@ final class BadArguments {
 
     private static final Pattern EXAMPLE = Pattern.compile("\\be\\.g\\.\\s+([^\\s,;)]+)");
     private static final Pattern DEFAULT = Pattern.compile("\\bdefault:?\\s+([^\\s,;:)]+)");
+    /** A range a descriptor gives for its number, e.g. "TCP port (1 to 65535, default 10809)". */
+    private static final Pattern RANGE = Pattern.compile("(?<![\\w.-])(-?\\d+) to (-?\\d+)\\b");
     /** A usage line longer than this is left to {@code help NAME}. */
     private static final int SHORT_USAGE = 100;
 
@@ -110,7 +112,7 @@ final class BadArguments {
             String value = left.remove(at);
             String wrong = unfit(o.type(), value);
             if (wrong != null) {
-                return new Problem(Kind.BAD_VALUE, typed + " \"" + value + "\" " + wrong + expected(o));
+                return badValue(typed, value, wrong, o);
             }
         }
         int i = 0;
@@ -120,7 +122,7 @@ final class BadArguments {
                 for (; i < left.size(); i++) {
                     String wrong = unfit(element, left.get(i));
                     if (wrong != null) {
-                        return new Problem(Kind.BAD_VALUE, p.param().label() + " \"" + left.get(i) + "\" " + wrong + expected(p));
+                        return badValue(p.param().label(), left.get(i), wrong, p);
                     }
                 }
                 break;
@@ -131,7 +133,7 @@ final class BadArguments {
             }
             String wrong = unfit(p.type(), left.get(i));
             if (wrong != null) {
-                return new Problem(Kind.BAD_VALUE, p.param().label() + " \"" + left.get(i) + "\" " + wrong + expected(p));
+                return badValue(p.param().label(), left.get(i), wrong, p);
             }
             i++;
         }
@@ -146,6 +148,20 @@ final class BadArguments {
                     + "; " + usageHint(info));
         }
         return null;
+    }
+
+    /**
+     * {@code --port "abc" is not a number; give the TCP port as a whole number, e.g. 10809}; a
+     * number past its Java type whose descriptor gives a range says that range, not the type's:
+     * {@code --port "99999999999" is out of range; use 1 to 65535}.
+     */
+    private static Problem badValue(String label, String value, String wrong, Slot s) {
+        Matcher range = RANGE.matcher(s.descriptor());
+        if (wrong.startsWith("is out of range") && range.find()) {
+            return new Problem(Kind.BAD_VALUE, label + " \"" + value + "\" is out of range; use " + range.group(1)
+                    + " to " + range.group(2));
+        }
+        return new Problem(Kind.BAD_VALUE, label + " \"" + value + "\" " + wrong + expected(s));
     }
 
     /**

@@ -397,15 +397,21 @@ public final class ExportService implements AutoCloseable {
         }
     }
 
-    /** Why {@code device} cannot be served now, or null; a suspended device can (its I/O waits at the gate). */
-    private String notActive(String device) {
+    /**
+     * Why {@code device} cannot be served now, or null; a suspended device can (its I/O waits at
+     * the gate). Only a device whose first build runs (waiting for nothing named) is worth a
+     * client's wait; one waiting for something named (a failed build retried later, a target
+     * type, a lower device) is refused at once: clients time out long before it comes up.
+     */
+    private Export.NotReady notActive(String device) {
         DeviceInfo i = devices.info(device).orElse(null);
         if (i == null) {
-            return "device '" + device + "' is gone";
+            return Export.NotReady.refuse("device '" + device + "' is gone");
         }
         if (i.state() == DeviceState.WAITING_FOR_TARGET) {
-            return "device '" + device + "' is not active yet"
-                    + (i.waitingFor() == null || i.waitingFor().isBlank() ? "" : ": " + i.waitingFor());
+            boolean named = i.waitingFor() != null && !i.waitingFor().isBlank();
+            String why = "device '" + device + "' is not active yet" + (named ? ": " + i.waitingFor() : "");
+            return named ? Export.NotReady.refuse(why) : Export.NotReady.waitFor(why);
         }
         return null;
     }

@@ -23,7 +23,7 @@ public class NbdCommands {
             @Descriptor("export name (default: the device name)") @Parameter(names = "--name", absentValue = "") String name,
             @Descriptor("address to listen on (default 127.0.0.1; a non-loopback address must be given explicitly)")
             @Parameter(names = "--bind", absentValue = "") String bind,
-            @Descriptor("TCP port (default 10809; exports may share a port)")
+            @Descriptor("TCP port (1 to 65535, default 10809; exports may share a port)")
             @Parameter(names = "--port", absentValue = "10809") int port,
             @Descriptor("refuse writes") @Parameter(names = "--readonly", presentValue = "true", absentValue = "false")
             boolean readOnly,

@@ -31,7 +31,7 @@ public final class Export implements ExportView {
      * means "not built" (a handle on a device whose target is still being made reports 0), so a
      * client is never told size 0 even in the moment before {@link #readiness} is set.
      */
-    private volatile Supplier<String> notReady = this::zeroSize;
+    private volatile Supplier<NotReady> notReady = this::zeroSize;
     /** How long a client asking for this export waits for its device to be ready before it is refused. */
     private volatile long readyWaitMillis = DEFAULT_READY_WAIT_MILLIS;
     /** Short enough for a client's connect timeout, long enough for a cache to format on start. */
@@ -61,43 +61,64 @@ public final class Export implements ExportView {
     }
 
     /**
+     * Why a device cannot be served now, and whether a client asking for it should wait: only a
+     * device that may come up within seconds by itself (its first build running, nothing named
+     * that it waits for) is waited for; one that waits for something named (a failed build
+     * retried later, a target type not installed, a lower device) is refused at once.
+     */
+    public record NotReady(String why, boolean worthWaiting) {
+        public static NotReady waitFor(String why) {
+            return new NotReady(why, true);
+        }
+
+        public static NotReady refuse(String why) {
+            return new NotReady(why, false);
+        }
+    }
+
+    /**
      * Sets what says whether the device can be served: null when it can, else why not (one line
      * for the client, e.g. "device 'wb0' is not active yet: waiting for target type 'writeboost'").
      * A size of 0 counts as not ready whatever it says.
      */
-    public void readiness(Supplier<String> why) {
+    public void readiness(Supplier<NotReady> why) {
         notReady = () -> {
-            String w = why.get();
+            NotReady w = why.get();
             return w != null ? w : zeroSize();
         };
     }
 
-    /** How long {@link #awaitReady()} waits (0: not at all). */
+    /** How long {@link #awaitReady()} waits at most (0: not at all). */
     public void readyWaitMillis(long millis) {
         readyWaitMillis = Math.max(0, millis);
     }
 
-    private String zeroSize() {
-        return device.size() > 0 ? null : "its device is not built yet (size unknown)";
+    private NotReady zeroSize() {
+        return device.size() > 0 ? null : NotReady.waitFor("its device is not built yet (size unknown)");
+    }
+
+    @Override
+    public String readyNow() {
+        NotReady why = notReady.get();
+        return why == null ? null : refusal(why);
     }
 
     /**
-     * Waits a bounded time for the device to be ready. A poll, because the device manager
-     * offers no notification for "active"; a handshake has its own thread, so nothing else waits.
+     * Waits a bounded time for the device to be ready, but only while waiting may help
+     * ({@link NotReady#worthWaiting()}): a device waiting for something named is refused at once.
+     * A poll, because the device manager offers no notification for "active"; a handshake has
+     * its own thread, so nothing else waits.
      */
     @Override
     public String awaitReady() throws java.io.InterruptedIOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(readyWaitMillis);
         while (true) {
-            String why = notReady.get();
+            NotReady why = notReady.get();
             if (why == null) {
                 return null;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                String refusal = "export '" + name + "' is not available yet: " + why + "; try again shortly";
-                // libnbd does not show the server's message: the log says why the client was refused
-                LOG.info("client refused: {}", refusal);
-                return refusal;
+            if (!why.worthWaiting() || System.nanoTime() - deadline >= 0) {
+                return refusal(why);
             }
             try {
                 Thread.sleep(READY_POLL_MILLIS);
@@ -106,6 +127,13 @@ public final class Export implements ExportView {
                 throw new java.io.InterruptedIOException("interrupted while waiting for export '" + name + "'");
             }
         }
+    }
+
+    private String refusal(NotReady why) {
+        String refusal = "export '" + name + "' is not available yet: " + why.why() + "; try again shortly";
+        // libnbd does not show the server's message: the log says why the client was refused
+        LOG.info("client refused: {}", refusal);
+        return refusal;
     }
 
     @Override

@@ -37,6 +37,14 @@ public interface ExportView {
         return null;
     }
 
+    /**
+     * Like {@link #awaitReady()} without waiting: for a client refused once on this connection
+     * already (nbdinfo asks INFO, then GO), which would otherwise wait twice.
+     */
+    default String readyNow() {
+        return null;
+    }
+
     /** Gives back a place taken by {@link #tryAdmit()}. */
     default void releaseConnection() {
     }

@@ -52,6 +52,8 @@ public final class ServerHandshake {
     private boolean structured;
     /** Export name the current meta-context selection applies to; null when nothing is selected. */
     private String metaExport;
+    /** Set once a client was refused for a device not ready: it is not made to wait again (INFO then GO). */
+    private boolean refusedNotReady;
 
     public ServerHandshake(ByteChannel channel, ExportCatalog catalog) {
         this(channel, catalog, null);
@@ -199,7 +201,7 @@ public final class ServerHandshake {
         if (export == null) {
             throw new ProtocolException("EXPORT_NAME: no export '" + name + "'");
         }
-        String notReady = export.awaitReady();
+        String notReady = notReady(export);
         if (notReady != null) {
             // EXPORT_NAME has no error reply: dropping the connection is the only refusal
             throw new ProtocolException("EXPORT_NAME: " + notReady);
@@ -271,7 +273,7 @@ public final class ServerHandshake {
         // The spec has no "unavailable" error: ERR_UNKNOWN would make libnbd say "server has no
         // export named", wrong for an export that exists; POLICY is what a full export gets too
         // (a refusal for now), and the message says why and that it is temporary
-        String notReady = export.awaitReady();
+        String notReady = notReady(export);
         if (notReady != null) {
             replyError(opt, Nbd.REP_ERR_POLICY, notReady);
             return null;
@@ -300,6 +302,13 @@ public final class ServerHandshake {
         }
         flushAdmitted(export);
         return new Negotiated(export, structured, baseAllocationFor(name, export), flags);
+    }
+
+    /** Null when {@code export} can be served; else the refusal, after a bounded wait only the first time. */
+    private String notReady(ExportView export) throws IOException {
+        String why = refusedNotReady ? export.readyNow() : export.awaitReady();
+        refusedNotReady |= why != null;
+        return why;
     }
 
     private boolean baseAllocationFor(String name, ExportView export) {

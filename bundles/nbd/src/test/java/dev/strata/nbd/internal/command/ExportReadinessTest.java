@@ -94,6 +94,48 @@ class ExportReadinessTest {
         assertEquals(Long.toString(SIZE), Tools.ok(null, "nbdinfo", "--size", uri).strip());
     }
 
+    /**
+     * A device waiting for something named (here a failed build, retried later) will not come up
+     * within a client's patience: INFO, GO (nbdinfo sends both, one after the other) and LIST
+     * are answered at once with the reason, even with a long wait for devices being built.
+     */
+    @Test
+    void nbdinfoIsRefusedAtOnceForADeviceWaitingForASuccessfulBuild() throws Exception {
+        Tools.require("nbdinfo", "libnbd-bin");
+        devices.waiting.put("wb0", "waiting for a successful build: Connection refused");
+        InetSocketAddress at = exportWb0(60_000); // over the cap below: a wait would fail the test
+        String uri = "nbd://127.0.0.1:" + at.getPort() + "/wb0";
+        // libnbd shows the server's message only in its debug output
+        Tools.Result r = Tools.runWithin(30, null, "env", "LIBNBD_DEBUG=1", "nbdinfo", uri);
+        assertTrue(r.exit() != 0, "nbdinfo must not get a size for a device that is not built:\n" + r.output());
+        String refusal = "server error message: export 'wb0' is not available yet: device 'wb0' is not active yet: "
+                + "waiting for a successful build: Connection refused; try again shortly";
+        assertTrue(r.output().contains(refusal), r.output());
+        assertTrue(r.output().contains("opt_info request") && r.output().contains("opt_go request"), r.output());
+        Tools.Result list = Tools.runWithin(30, null, "env", "LIBNBD_DEBUG=1", "nbdinfo", "--list",
+                "nbd://127.0.0.1:" + at.getPort());
+        assertTrue(list.output().contains(refusal), list.output());
+        try (RawClient c = new RawClient(at)) {
+            RawClient.OptReply info = ask(c, Nbd.OPT_INFO);
+            assertEquals(Nbd.REP_ERR_POLICY, info.type());
+            c.option(Nbd.OPT_GO, RawClient.goData("wb0"));
+            assertEquals(Nbd.REP_ERR_POLICY, c.optReply().type());
+        }
+    }
+
+    @Test
+    void aClientRefusedOnceIsNotMadeToWaitAgainOnTheSameConnection() throws Exception {
+        devices.waiting.put("wb0", ""); // its first build runs: worth a wait
+        InetSocketAddress at = exportWb0(300);
+        try (RawClient c = new RawClient(at)) {
+            assertEquals(Nbd.REP_ERR_POLICY, ask(c, Nbd.OPT_INFO).type()); // waited 300 ms, asking again and again
+            devices.askedWhileWaiting = new java.util.concurrent.CountDownLatch(1000);
+            c.option(Nbd.OPT_GO, RawClient.goData("wb0"));
+            assertEquals(Nbd.REP_ERR_POLICY, c.optReply().type());
+            assertEquals(999, devices.askedWhileWaiting.getCount(), "GO after a refused INFO asks once, without a wait");
+        }
+    }
+
     @Test
     void oldStyleExportNameIsDroppedNotToldSizeZero() throws IOException {
         InetSocketAddress at = exportWb0(0);
@@ -106,6 +148,7 @@ class ExportReadinessTest {
 
     @Test
     void aClientThatConnectsEarlyWaitsAndGetsTheRealSize() throws Exception {
+        devices.waiting.put("wb0", ""); // its first build runs: it waits for nothing named
         InetSocketAddress at = exportWb0(60_000);
         devices.askedWhileWaiting = new java.util.concurrent.CountDownLatch(2);
         try (RawClient c = new RawClient(at)) {

@@ -399,10 +399,16 @@ public final class ExportService implements AutoCloseable {
 
     /**
      * Why {@code device} cannot be served now, or null; a suspended device can (its I/O waits at
-     * the gate). Only a device whose first build runs (waiting for nothing named) is worth a
-     * client's wait; one waiting for something named (a failed build retried later, a target
-     * type, a lower device) is refused at once: clients time out long before it comes up.
+     * the gate). Worth a client's wait: a device whose first build runs (waiting for nothing
+     * named) and one waiting for its target type, which is what a device shows while its policy
+     * bundle is updated or still starting (a fraction of a second; refusing there would turn a
+     * hot update into failed connections). Refused at once: one waiting for anything else named
+     * (a failed build retried later, a lower device, invalid arguments) — clients time out long
+     * before it comes up.
      */
+    /** How the device manager's reason names a wait for a target type ({@code waiting for target type 'writeboost'}). */
+    static final String TYPE_WAIT = "waiting for target type '";
+
     private Export.NotReady notActive(String device) {
         DeviceInfo i = devices.info(device).orElse(null);
         if (i == null) {
@@ -411,7 +417,8 @@ public final class ExportService implements AutoCloseable {
         if (i.state() == DeviceState.WAITING_FOR_TARGET) {
             boolean named = i.waitingFor() != null && !i.waitingFor().isBlank();
             String why = "device '" + device + "' is not active yet" + (named ? ": " + i.waitingFor() : "");
-            return named ? Export.NotReady.refuse(why) : Export.NotReady.waitFor(why);
+            boolean transient_ = !named || i.waitingFor().startsWith(TYPE_WAIT);
+            return transient_ ? Export.NotReady.waitFor(why) : Export.NotReady.refuse(why);
         }
         return null;
     }

@@ -148,7 +148,16 @@ class ExportReadinessTest {
 
     @Test
     void aClientThatConnectsEarlyWaitsAndGetsTheRealSize() throws Exception {
-        devices.waiting.put("wb0", ""); // its first build runs: it waits for nothing named
+        waitsAndGetsTheRealSize(""); // its first build runs: it waits for nothing named
+    }
+
+    @Test
+    void aClientThatConnectsWhileThePolicyBundleIsUpdatedWaitsForIt() throws Exception {
+        waitsAndGetsTheRealSize("waiting for target type 'writeboost'"); // a hot update: the type is back in a moment
+    }
+
+    private void waitsAndGetsTheRealSize(String reason) throws Exception {
+        devices.waiting.put("wb0", reason);
         InetSocketAddress at = exportWb0(60_000);
         devices.askedWhileWaiting = new java.util.concurrent.CountDownLatch(2);
         try (RawClient c = new RawClient(at)) {

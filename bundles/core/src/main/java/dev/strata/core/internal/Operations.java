@@ -146,8 +146,7 @@ final class Operations {
                         + "; remove or close those first");
             }
         }
-        String stranded = d.target != null ? DirtyGuard.check(d, force, "removing")
-                : DirtyGuard.checkWaiting(core, d, force, "removing");
+        String stranded = DirtyGuard.check(d, force, "removing");
         core.lifecycle.releaseHolds(d, force);
         synchronized (core.graph.lock) {
             if (!core.graph.holdersLocked(d).isEmpty()) {

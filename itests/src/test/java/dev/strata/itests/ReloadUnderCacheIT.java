@@ -33,7 +33,8 @@ import dev.strata.api.DeviceManager;
  * cache's backing window reloaded elsewhere; the writeback put the dirty blocks at another offset
  * of another file, reads of uncached blocks came from that file, and the cache kept its size over a
  * smaller device. Now each reload is refused while the cache is dirty, a reload once it is clean
- * makes it drop its copies (reads show the new file), and a shrink under it is refused.
+ * makes it drop its copies (reads show the new file), and a shrink under it is refused. A reload
+ * of the cache's cache device that moves its blocks is refused, dirty or clean.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -102,7 +103,53 @@ public class ReloadUnderCacheIT {
     }
 
     private long dirty() throws Exception {
-        return manager.withTarget("pwc", CacheTarget.class, CacheTarget::dirtyBlocks);
+        return dirty("pwc");
+    }
+
+    private long dirty(String cache) throws Exception {
+        return manager.withTarget(cache, CacheTarget.class, CacheTarget::dirtyBlocks);
+    }
+
+    /**
+     * The trial's data loss in one command: a writecache's cache device reloaded onto another file
+     * (or a memory device) with 1 MiB dirty; the cache then read zeros for its dirty blocks and
+     * wrote them back over the backing device. Now the reload is refused, dirty or not, and the
+     * data stays; the same file grown keeps its blocks and is allowed.
+     */
+    @Test
+    public void aReloadOfADirtyWritecachesCacheDeviceIsRefusedAndTheDataStays() throws Exception {
+        Path other = dir.resolve("c2b.img");
+        shell.run("dev:create lw file path=" + dir.resolve("lw.img") + " size=64M create=true");
+        shell.run("dev:create c2 file path=" + dir.resolve("c2.img") + " size=8M create=true");
+        shell.run("dev:create wc2 linear device=lw");
+        shell.run("cache:attach --lower wc2.low wc2 writecache cache=c2 format=true");
+        write("wc2", (byte) 0xd1, 0, (int) MIB);
+        long dirty = dirty("wc2");
+        assertTrue("dirty after the write: " + dirty, dirty > 0);
+
+        String refused = failure("dev:reload c2 file path=" + other + " size=8M create=true");
+        assertTrue(refused, refused.startsWith("c2 is wc2's cache device: wc2's index ("
+                + String.format(java.util.Locale.ROOT, "%,d", dirty) + " dirty blocks) points at c2's current blocks, "
+                + "which the reload would replace; run cache:detach wc2 first"));
+        assertTrue(failure("dev:reload c2 memory size=32M").startsWith("c2 is wc2's cache device"));
+        assertFalse("a refused reload creates nothing", Files.exists(other));
+        assertEquals(dirty, dirty("wc2"));
+        assertEquals((byte) 0xd1, blockValue("wc2", 0));
+        assertEquals((byte) 0xd1, blockValue("wc2", MIB - 4096));
+
+        // the same file, grown: its blocks stay where they are
+        assertTrue(shell.run("dev:reload c2 file path=" + dir.resolve("c2.img") + " size=16M create=true")
+                .startsWith("reloaded c2"));
+        assertEquals(dirty, dirty("wc2"));
+        assertEquals((byte) 0xd1, blockValue("wc2", 0));
+
+        shell.run("cache:writeback wc2");
+        assertEquals((byte) 0xd1, blockValue("lw", 0));
+        assertEquals((byte) 0xd1, blockValue("lw", MIB - 4096));
+        shell.run("dev:remove wc2");
+        shell.run("dev:remove wc2.low");
+        shell.run("dev:remove c2");
+        shell.run("dev:remove lw");
     }
 
     @Test

@@ -54,6 +54,46 @@ final class DirtyGuard {
         return note;
     }
 
+    /**
+     * Checks a device that is waiting for its target (no target to count dirty blocks) before it is
+     * removed, or reloaded into a target that does not adopt it: when its stored type is a cache
+     * type (its definition names a cache device, or its factory has a backing argument other than
+     * {@code linear}'s), its cache device may hold dirty blocks, so it is refused unless forced.
+     *
+     * @return null when it is no cache type, else the line saying what may be stranded (when forced)
+     * @throws InvalidArgumentException it may be a cache with dirty blocks and not {@code force}
+     */
+    static String checkWaiting(Core core, MappedDevice d, boolean force, String operation) {
+        DeviceDefinition def = d.definition;
+        if (d.target != null || def == null || !isCacheType(core, def)) {
+            return null;
+        }
+        String cacheDevice = def.arguments().getOrDefault("cache", "its cache device");
+        if (!force) {
+            throw new InvalidArgumentException(d.name + " is waiting for its target; its cache device may hold dirty "
+                    + "blocks: dev:reload it with its cache type (e.g. fix the argument) to recover them, or add --force");
+        }
+        String note = operation + " " + d.name + ", which was waiting for its target, may have stranded dirty blocks on "
+                + cacheDevice + " (they were not counted)";
+        LOG.warn("device {}: {}", d.name, note);
+        return note;
+    }
+
+    private static boolean isCacheType(Core core, DeviceDefinition def) {
+        if (def.arguments().containsKey("cache")) {
+            return true;
+        }
+        if (def.type().equals(dev.strata.core.internal.linear.LinearTargetFactory.TYPE)) {
+            return false;
+        }
+        FactoryEntry e = core.factories.best(def.type());
+        try {
+            return e != null && e.factory().backingArgument() != null;
+        } catch (RuntimeException ex) {
+            return false;
+        }
+    }
+
     private static String cacheDevice(MappedDevice d, CacheTarget c) {
         try {
             String v = d.definition.arguments().get(c.cacheDeviceArgument());

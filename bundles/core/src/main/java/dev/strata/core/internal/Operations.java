@@ -146,7 +146,8 @@ final class Operations {
                         + "; remove or close those first");
             }
         }
-        String stranded = DirtyGuard.check(d, force, "removing");
+        String stranded = d.target != null ? DirtyGuard.check(d, force, "removing")
+                : DirtyGuard.checkWaiting(core, d, force, "removing");
         core.lifecycle.releaseHolds(d, force);
         synchronized (core.graph.lock) {
             if (!core.graph.holdersLocked(d).isEmpty()) {

@@ -68,6 +68,9 @@ final class Reloader {
             stranded = DirtyGuard.check(d, force, "reloading");
             dropOldCopies = stranded == null && !reopensSameCache(d.target, oldDef, def);
         }
+        if (d.target == null && !adopts(entry, oldDef, def)) {
+            stranded = DirtyGuard.checkWaiting(core, d, force, "reloading"); // no target to count its dirty blocks
+        }
         UnderCaches above = UnderCaches.of(core, d, entry, oldDef, def, force); // refuses before anything is paused
         if (d.target != null) {
             core.lifecycle.releaseHolds(d, force);

@@ -30,8 +30,15 @@ import dev.strata.core.internal.text.Text;
  * so no read returns an old copy; a cache that cannot drop them refuses the reload.</li>
  * </ul>
  * A reload that keeps every block where it is (a {@code linear} window over the same device at
- * the same offset, grown or shrunk; a target the new one adopts; a clean cache reloaded into
- * {@code linear} over its own backing device, as {@code cache:detach} does) concerns no cache.
+ * the same offset, grown or shrunk; the same file, grown; a target the new one adopts; a clean
+ * cache reloaded into {@code linear} over its own backing device, as {@code cache:detach} does)
+ * concerns no cache.
+ * <p>
+ * A reload under a cache's <em>cache device</em> (the lower that is not the authoritative one, or
+ * anything below it) that does not keep every block in place is refused while the cache is
+ * active, dirty or not: its index points at the old blocks (a dirty block's only copy, a clean
+ * block's copy), so the cache would serve, and write back, whatever the new blocks hold. Forced,
+ * the cache drops its copies and the warning says its dirty blocks are lost.
  * <p>
  * Locking: the caller holds the reloaded device's {@code op} lock; a cache's {@code op} lock (an
  * upper device's, against the usual upper-then-lower order) is only tried, with a bounded wait, and
@@ -52,6 +59,8 @@ final class UnderCaches {
     private final List<String> notes = new ArrayList<>();
     /** The caches whose dirty blocks a forced reload leaves in place (noted once). */
     private final java.util.Set<String> forcedDirty = new java.util.HashSet<>();
+    /** The caches whose cache device is {@code x} or stacked on it (a forced reload: they lose their index). */
+    private final java.util.Set<String> onCacheDevice = new java.util.HashSet<>();
 
     private UnderCaches(Core core, MappedDevice x, List<MappedDevice> caches, boolean force) {
         this.core = core;
@@ -74,6 +83,7 @@ final class UnderCaches {
         }
         List<MappedDevice> found = new ArrayList<>();
         List<MappedDevice> waiting = new ArrayList<>();
+        List<MappedDevice> overCache = new ArrayList<>();
         synchronized (core.graph.lock) {
             for (MappedDevice u : core.graph.all()) {
                 if (u == x || u.removed || !core.graph.dependsOnLocked(u.name, x.name)) {
@@ -82,6 +92,9 @@ final class UnderCaches {
                 Target t = u.target;
                 if (t == null) {
                     waiting.add(u);
+                } else if (t instanceof CacheTarget c && cacheDeviceOf(core, u, c, x) != null) {
+                    overCache.add(u);
+                    found.add(u);
                 } else if (t instanceof CacheTarget c && holdsBlocksOf(core, u, c, x)) {
                     found.add(u);
                 }
@@ -99,10 +112,55 @@ final class UnderCaches {
             uc.note("reloading " + x.name + " under " + u.name + ", which was waiting for its target: whatever it"
                     + " holds of " + x.name + "'s blocks was not checked");
         }
+        for (MappedDevice u : overCache) {
+            uc.onCacheDevice.add(u.name);
+            uc.checkCacheDevice(u);
+        }
         for (MappedDevice u : found) {
-            uc.checkClean(u);
+            if (!uc.onCacheDevice.contains(u.name)) {
+                uc.checkClean(u);
+            }
         }
         return uc;
+    }
+
+    /**
+     * The name of {@code c}'s cache device when it is {@code x} or stacked on it (the lower that is
+     * not the authoritative one), else null. Caller holds the graph lock.
+     */
+    private static String cacheDeviceOf(Core core, MappedDevice u, CacheTarget c, MappedDevice x) {
+        String a;
+        try {
+            a = u.definition.arguments().get(c.cacheDeviceArgument());
+        } catch (RuntimeException e) {
+            return null; // cannot say: the backing device's rules apply
+        }
+        return a != null && (a.equals(x.name) || core.graph.dependsOnLocked(a, x.name)) ? a : null;
+    }
+
+    /**
+     * A cache whose cache device is {@code x} or stacked on it: its index (dirty or not) points at
+     * blocks the reload replaces, so it refuses unless forced; forced, it drops its copies and its
+     * dirty blocks are lost (noted).
+     */
+    private void checkCacheDevice(MappedDevice u) {
+        CacheTarget c = (CacheTarget) u.target;
+        String cd = cacheDeviceOf(core, u, c, x);
+        String where = x.name.equals(cd) ? x.name + " is " + u.name + "'s cache device"
+                : x.name + " is under " + cd + ", " + u.name + "'s cache device";
+        long dirty = dirty(u, c);
+        String count = dirty < 0 ? "an unknown number of dirty blocks" : Text.blocks(dirty, "dirty");
+        if (!force) {
+            throw new InvalidArgumentException(where + ": " + u.name + "'s index (" + count + ") points at " + x.name
+                    + "'s current blocks, which the reload would replace; run cache:detach " + u.name
+                    + " first (or cache:replace " + u.name + " cache=DEV to move it to another device), or add --force"
+                    + " (" + u.name + " then drops its copies and its dirty blocks are lost)");
+        }
+        if (dirty != 0) {
+            forcedDirty.add(u.name);
+            note("reloading " + x.name + " under " + u.name + " (its cache device) lost " + u.name + "'s " + count
+                    + ": they were on " + x.name + "'s old blocks and its backing device never got them");
+        }
     }
 
     /** Whether {@code c}'s backing (authoritative) device is {@code x} or stacked on it. */
@@ -153,7 +211,13 @@ final class UnderCaches {
                             + " time while " + x.name + " (under it) was to be reloaded; nothing was changed");
                 }
             }
-            checkClean(u); // again: writes may have come in before its gate closed
+            if (onCacheDevice.contains(u.name)) {
+                if (!forcedDirty.contains(u.name)) {
+                    checkCacheDevice(u); // again: writes may have come in before its gate closed
+                }
+            } else {
+                checkClean(u); // again: writes may have come in before its gate closed
+            }
         }
     }
 
@@ -166,7 +230,11 @@ final class UnderCaches {
     void dropCopies() {
         for (MappedDevice u : caches) {
             CacheTarget c = (CacheTarget) u.target;
+            boolean lost = onCacheDevice.contains(u.name);
             if (dirty(u, c) != 0) {
+                if (lost) {
+                    dropLost(u, c);
+                }
                 continue; // forced: its blocks stay (noted), and a cache with dirty blocks refuses invalidate=all
             }
             try {
@@ -186,6 +254,21 @@ final class UnderCaches {
                         + " first, then reload " + x.name);
             }
             LOG.info("device {}: reloaded under {}: the cache's copies of its blocks were dropped", x.name, u.name);
+            if (lost) {
+                note("reloading " + x.name + " under " + u.name + " (its cache device) dropped " + u.name
+                        + "'s copies: it starts cold");
+            }
+        }
+    }
+
+    /** Forced under a dirty cache's cache device: its clean copies dropped as far as the policy lets. */
+    private void dropLost(MappedDevice u, CacheTarget c) {
+        try {
+            c.message(CacheTarget.Actions.INVALIDATE, CacheTarget.Actions.ALL);
+        } catch (IOException | RuntimeException e) {
+            note(u.name + " could not drop its copies (" + e.getMessage() + "); its index still points at "
+                    + x.name + "'s new blocks: remove it (dev:remove --force " + u.name + ") or create it again with "
+                    + "format=true before reading through it");
         }
     }
 
@@ -255,10 +338,33 @@ final class UnderCaches {
                     return device != null && device.equals(oldDef.arguments().get(c.authoritativeDeviceArgument()));
                 }
             }
+            if (sameFile(oldDef, def)) {
+                return true;
+            }
             return entry.factory().adopts(oldDef.type(), oldDef.arguments(), def.arguments());
         } catch (RuntimeException e) {
             return false; // cannot say: the caches above are asked
         }
+    }
+
+    /** Arguments of a file-like target that change its size only, not where its blocks are. */
+    private static final java.util.Set<String> SIZE_ONLY = java.util.Set.of("size", "create", "preallocate");
+
+    /**
+     * The same type over the same {@code path=} with nothing else changed but its size (and
+     * whether it may create or grow the file): the same file, grown or shrunk, its blocks in place
+     * (a shrink below what a device above maps is refused by {@link LowerSizes}).
+     */
+    private static boolean sameFile(DeviceDefinition oldDef, DeviceDefinition def) {
+        String path = def.arguments().get("path");
+        if (path == null || !def.type().equals(oldDef.type()) || !path.equals(oldDef.arguments().get("path"))) {
+            return false;
+        }
+        java.util.Map<String, String> a = new java.util.HashMap<>(oldDef.arguments());
+        java.util.Map<String, String> b = new java.util.HashMap<>(def.arguments());
+        a.keySet().removeAll(SIZE_ONLY);
+        b.keySet().removeAll(SIZE_ONLY);
+        return a.equals(b);
     }
 
     private static long offset(DeviceDefinition def) {

@@ -4,9 +4,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 
 import org.junit.Test;
@@ -20,11 +17,13 @@ import org.junit.Test;
  * a SIGKILL and a restart its stored definition is the one it had, and fio verifies every block.
  */
 public class LiveSwitchCheckIT {
+    /** The second client's blocks (clear of what fio or the setup writes). */
+    private static final ClientBlocks BLOCKS = new ClientBlocks(48L << 20, 0x40);
     private static final long BYTES = 32L << 20;
 
     @Test
     public void aBadValueOfAnInPlaceSwitchChangesNothingUnderFio() throws Exception {
-        int port = port();
+        int port = Distribution.freePort();
         Distribution d = Distribution.copy("live-switch-check").defaultExportPort(port);
         Path work = d.home.getParent();
         LiveFio fio = new LiveFio("live-switch-check", port, BYTES, 21, work);
@@ -39,7 +38,7 @@ public class LiveSwitchCheckIT {
             ConsoleIT.run(t, "nbd:export --port " + port + " disk1", 60);
             String attached = ConsoleIT.run(t, "cache:attach disk1 writecache cache=ssd1", 120);
             assertTrue(attached, attached.startsWith("disk1: writecache attached"));
-            table = tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1");
+            table = ClientBlocks.tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1");
             fio.start();
             // a second client, connected through all the refusals, writing where fio does not (its
             // 32 MiB are the first half of disk1): each refusal is followed by a write, a flush and a read
@@ -61,8 +60,8 @@ public class LiveSwitchCheckIT {
                     String list = ConsoleIT.run(t, "dev:list", 60);
                     assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\s+writecache\\s.*active.*")));
                     assertEquals("the definition is unchanged after " + r[0], table,
-                            tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
-                    served(wire, ++written, r[0]);
+                            ClientBlocks.tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
+                    BLOCKS.served(wire, ++written, r[0]);
                 }
                 fio.finish(); // fio was served throughout: it ends and verifies everything it wrote
             } finally {
@@ -75,56 +74,16 @@ public class LiveSwitchCheckIT {
             String list = ConsoleIT.run(t, "dev:list", 60);
             assertTrue(list, list.lines().anyMatch(l -> l.matches("disk1\\s+writecache\\s.*active.*")));
             assertEquals("the stored definition is the one before the refusals", table,
-                    tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
+                    ClientBlocks.tableOf(ConsoleIT.run(t, "dev:table", 60), "disk1"));
             LiveFio.awaitExport(t);
             fio.verifyOnly();
             try (NbdWire wire = new NbdWire(port, "disk1")) {
                 for (int i = 1; i <= written; i++) {
                     assertTrue("the second client's block " + i + " after the restart",
-                            java.util.Arrays.equals(block(i), wire.read(offset(i), 4096)));
+                            BLOCKS.holds(wire, i));
                 }
             }
             ConsoleIT.exit(t);
         }
-    }
-
-    /** Block {@code i} of the second client, written, flushed and read back within 30 s. */
-    private static void served(NbdWire wire, int i, String after) throws IOException {
-        long t0 = System.nanoTime();
-        wire.write(offset(i), block(i));
-        wire.flush();
-        assertTrue("the second client's block " + i + " read back after " + after,
-                java.util.Arrays.equals(block(i), wire.read(offset(i), 4096)));
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue("the connected client was served after " + after + " (took " + ms + " ms)", ms < 30_000);
-    }
-
-    private static long offset(int i) {
-        return (48L << 20) + i * 4096L;
-    }
-
-    private static byte[] block(int i) {
-        byte[] b = new byte[4096];
-        java.util.Arrays.fill(b, (byte) (0x40 + i));
-        return b;
-    }
-
-    /** The {@code dev:table} line of {@code name}, its arguments sorted (the store keeps no order). */
-    private static String tableOf(String table, String name) {
-        String line = table.lines().filter(l -> l.startsWith(name + " ")).findFirst()
-                .orElseThrow(() -> new AssertionError("no " + name + " in dev:table: " + table)).strip();
-        return String.join(" ", new java.util.TreeSet<>(java.util.List.of(line.split("\\s+"))));
-    }
-
-    /** A free port of the range these tests may use (10900-10999; never 10809). */
-    private static int port() {
-        for (int p = 10900; p <= 10999; p++) {
-            try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
-                return p;
-            } catch (IOException e) {
-                // taken: the next one
-            }
-        }
-        throw new AssertionError("no free port in 10900-10999");
     }
 }

@@ -165,10 +165,8 @@ class BelowTheCacheTest {
         // the console waits for it, with its line printed
         String pending = Render.cancelPending("wb", "writeback", "");
         long deadline = t0 + TimeUnit.SECONDS.toNanos(8);
-        while (!out.toString(StandardCharsets.UTF_8).endsWith(pending + System.lineSeparator())
-                && System.nanoTime() - deadline < 0) {
-            Thread.sleep(20);
-        }
+        CacheCommandsTest.await("the cancel line", () -> out.toString(StandardCharsets.UTF_8)
+                .endsWith(pending + System.lineSeparator()) || System.nanoTime() - deadline > 0);
         String shown = out.toString(StandardCharsets.UTF_8);
         assertTrue(shown.endsWith("\n" + pending + System.lineSeparator()),
                 "Ctrl-C ended the command within 8 s, the write still held; last line: "
